@@ -1,0 +1,45 @@
+// Conversions between fp32 and every dtype in the table, scalar and vectorised.
+// Encoded values are the format's bit patterns in the low bits of the integer.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "trnsim/numerics/dtype.h"
+
+namespace trnsim::numerics {
+
+struct ConvertOptions {
+  Rounding rounding = Rounding::NearestEven;
+  Overflow overflow = Overflow::Default;
+  uint64_t seed = 0;       // stochastic rounding: element i of a call uses random bits
+  uint64_t offset = 0;     // derived from (seed, offset + i), so results never depend on
+                           // how an array is split into calls or threads
+};
+
+// Scalar, for element formats (not MX block formats).
+uint32_t encode(float x, DType t, const ConvertOptions& opt = {}, uint64_t index = 0);
+float decode(uint32_t bits, DType t);
+
+// Vectorised element-format conversions. `out`/`in` hold one element per slot of the smallest
+// unsigned type that fits the format (uint8_t for 8-bit and fp4, uint16_t for 16-bit, uint32_t
+// for fp32); a mismatched call throws ShapeError.
+void encode(std::span<const float> in, DType t, std::span<uint8_t> out, const ConvertOptions& opt = {});
+void encode(std::span<const float> in, DType t, std::span<uint16_t> out, const ConvertOptions& opt = {});
+void decode(std::span<const uint8_t> in, DType t, std::span<float> out);
+void decode(std::span<const uint16_t> in, DType t, std::span<float> out);
+
+// Round fp32 values in place to what the format can hold (encode then decode). This is what
+// the simulator applies when a value is written to a tile of that dtype. Works for MX formats
+// too (blocks of 32 consecutive elements share one scale; a short last block is allowed).
+void quantize(std::span<float> values, DType t, const ConvertOptions& opt = {});
+
+// OCP MX (v1.0) block quantisation: per block of 32, scale = 2^(floor(log2(amax)) - emax_elem),
+// elements = convert(x / scale) saturating to the element's max. elements has one slot per
+// value (fp4 in the low nibble), scales one E8M0 code per block.
+void mx_quantize(std::span<const float> in, DType mx, std::span<uint8_t> elements,
+                 std::span<uint8_t> scales, const ConvertOptions& opt = {});
+void mx_dequantize(std::span<const uint8_t> elements, std::span<const uint8_t> scales, DType mx,
+                   std::span<float> out);
+
+}  // namespace trnsim::numerics
