@@ -19,11 +19,14 @@ struct TensorEngineSpec {
   int cols = 128;                 // stationary free size M
   int max_moving_free = 512;      // N: one PSUM bank of fp32
   GHz clock;
-  // Throughput relative to one bf16 MAC per PE per cycle: fp32 0.25 (four passes), fp8 on
-  // NeuronCore-v3 2 (double row), MX on v4 4. A dtype absent here is unsupported on TensorE.
+  // Throughput relative to one bf16 MAC per PE per cycle: fp32 0.25 (four passes), fp8 1 on
+  // NeuronCore-v2 (cFP8 at the bf16 rate), 2 on v3/v4 (double row), MX 4 on v4. A dtype absent
+  // here is unsupported on TensorE.
   std::map<DType, double> dtype_rate;
   bool sparse_4_16 = false;       // 4:16 structured-sparse stationary operand
-  double sparse_speedup = 1.0;    // throughput multiplier for a sparse stationary operand
+  // Sparse throughput as a multiple of the bf16 rate (not of the dtype's own rate): AWS
+  // publishes one sparse figure per chip, 4x the dense bf16 one on Trn2 and Trn3. 1 = none.
+  double sparse_speedup = 1.0;
   double stationary_load_cycles_fraction = 0.25;  // LoadStationary vs MultiplyMoving cost
 };
 
@@ -55,6 +58,8 @@ struct MemorySpec {
 struct DmaSpec {
   int engines = 16;
   int queues_per_engine = 16;
+  int partitions_per_engine = 8;      // SBUF partitions an engine serves (16 x 8 = 128)
+  std::string queue_arbitration = "round_robin";  // "round_robin" (v2, v3) or "qos" (v4)
   GBps bandwidth_per_engine;          // peak bytes per ns per DMA engine
   Nanoseconds fixed_overhead;         // per transfer, cross-engine (semaphore, descriptor)
   Nanoseconds descriptor_overhead;    // hardware-generated descriptor DMA instruction
@@ -104,24 +109,30 @@ struct ChipSpec {
   std::map<DType, TFlops> sparse_tflops;
   std::optional<Watts> power;         // typical/peak chip power where a public figure exists
 
-  // Peak from the TensorE clock and array size (what the timing model can reach).
+  // Peak from the TensorE clock and array size (what the timing model can reach):
+  // rows x cols x 2 FLOP x clock x neuron_cores x dtype_rate. Throws UnsupportedError for a
+  // dtype TensorE does not run (absent from dtype_rate).
   TFlops clock_derived_tflops(DType t) const;
   // Published peak if known, else clock-derived.
   TFlops peak_tflops(DType t) const;
-  // FLOP per byte at which the chip turns from HBM- to compute-bound.
+  // FLOP per byte at which the chip turns from HBM- to compute-bound: peak / HBM bandwidth.
   double roofline_knee(DType t) const;
+  bool supports(DType t) const { return core.tensor.dtype_rate.count(t) > 0; }
 };
 
 struct TopologySpec {
   std::string kind;                   // registered name: "torus2d", "torus3d", "ring", "switch", "single"
-  std::vector<int> dims;              // torus/ring dimensions
-  GBps bandwidth_per_chip;            // scale-up bandwidth per chip
+  std::vector<int> dims;              // torus/ring dimensions (empty for switch and single)
+  GBps bandwidth_per_chip;            // scale-up bandwidth per chip (0 for single)
+  // Per-chip bandwidth along each of `dims` where it is not split evenly (Trn2 UltraServer:
+  // 512, 512 GB/s in the instance torus, 256 GB/s in Z); empty = bandwidth_per_chip / dims.
+  std::vector<GBps> bandwidth_per_dim;
   Nanoseconds link_latency;
 };
 
 struct ScaleOutSpec {
-  std::string kind;                   // "efa" or "none"
-  GBps bandwidth_per_instance;
+  std::string kind;                   // "efa", "ena" (plain Ethernet) or "none" (no public figure)
+  GBps bandwidth_per_instance;        // 0 for "none"
   Nanoseconds latency;
 };
 
@@ -134,6 +145,8 @@ struct SystemSpec {
   TopologySpec topology;
   ScaleOutSpec scale_out;
   std::optional<UsdPerHour> price;    // us-east-1 on-demand, per instance
+
+  int instances() const { return chips / chips_per_instance; }  // the loader checks divisibility
 };
 
 }  // namespace trnsim::hw

@@ -17,8 +17,9 @@ enum class DType : uint8_t {
   F8E4M3,     // OCP E4M3 "fn": no infinities, one NaN code per sign (S.1111.111), max 448
   F8E5M2,     // IEEE-like: infinities and NaNs, max 57344
   F8E3M4,     // IEEE-like: infinities and NaNs, max 15.5
-  F4E2M1,     // OCP FP4 element: no inf, no NaN, max 6 (MX element type)
-  E8M0,       // OCP MX shared scale: 2^(e-127), e=255 is NaN, no sign, no zero
+  F4E2M1,     // OCP FP4 element: no inf, no NaN, max 6 (MX element type); codes one per uint8_t,
+              // storage two per byte
+  E8M0,       // OCP MX shared scale: 2^(e-127), e=255 is NaN, no sign, no zero (0, <0 -> NaN)
   I8,         // two's complement; from float: round half to even, saturate, NaN -> 0
   MXFP8E4M3,  // OCP MX block format: 32 x E4M3 elements + one E8M0 scale
   MXFP8E5M2,  // 32 x E5M2 + E8M0
@@ -28,8 +29,9 @@ enum class DType : uint8_t {
 
 // What happens to a finite value past the format's range, or to an infinity.
 enum class Overflow : uint8_t {
-  Default,   // the format's own rule: Inf where it has one, NaN for E4M3 (as ml_dtypes does)
-  Saturate,  // clamp to +-max finite (NaN stays NaN)
+  Default,   // the format's own rule, as ml_dtypes: Inf where it has one, NaN for E4M3 and
+             // E8M0, +-max for FP4 (no Inf, no NaN), int8 always saturates
+  Saturate,  // clamp finite overflow and +-Inf to +-max finite (NaN stays NaN)
 };
 
 enum class Rounding : uint8_t { NearestEven, Stochastic };
@@ -48,7 +50,8 @@ struct DTypeInfo {
   double max_finite;
   double min_normal;           // smallest positive normal
   double min_subnormal;        // smallest positive value (== min_normal if no subnormals)
-  int block_size;              // 32 for MX formats, 1 otherwise
+  int block_size;              // 32 for MX formats, 1 otherwise (MX rows: the element's
+                               // fields and limits, before the shared scale)
   DType element;               // MX: the element format; else the dtype itself
   DType scale;                 // MX: E8M0; else the dtype itself
 };

@@ -1,0 +1,48 @@
+// A NeuronCore: SBUF, PSUM, the four compute engines and the DMA queues of one core's program,
+// each running its own stream concurrently with the others.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "trnsim/core/psum.h"
+#include "trnsim/core/sbuf.h"
+#include "trnsim/core/unit.h"
+#include "trnsim/isa/program.h"
+
+namespace trnsim::core {
+
+class Chip;
+
+class NeuronCore {
+ public:
+  NeuronCore(Chip& chip, int index, const isa::CoreProgram& program);
+  ~NeuronCore();
+  int index() const { return index_; }
+  const hw::CoreSpec& spec() const;
+  Chip& chip() { return chip_; }
+  Sbuf& sbuf() { return sbuf_; }
+  Psum& psum() { return psum_; }
+  int dma_resource() const { return dma_res_; }  // the core's DMA engines (bandwidth pool)
+
+  // Where an access pattern's bytes live (SBUF/PSUM of this core, or the chip's HBM).
+  PartitionBase memory(const isa::AccessPattern& ap);
+  // Bulk fp32 access for the engines' functional paths; read returns a scratch buffer owned by
+  // the core (valid until the next read into the same slot, 0..3).
+  float* read(const isa::AccessPattern& ap, int slot);
+  void write(const isa::AccessPattern& ap, const float* values);
+  float* scratch(size_t n, int slot);  // an uninitialised buffer of n floats
+  float scalar(const isa::ScalarOperand& s, int p);  // per-partition scalar operand
+
+  std::vector<std::unique_ptr<Unit>>& units() { return units_; }
+
+ private:
+  Chip& chip_;
+  int index_;
+  Sbuf sbuf_;
+  Psum psum_;
+  int dma_res_ = -1;
+  std::vector<std::unique_ptr<Unit>> units_;
+  std::vector<float> scratch_[4];
+};
+
+}  // namespace trnsim::core

@@ -1,0 +1,199 @@
+// The NeuronCore instruction set as typed structs, one per instruction kind, grouped by the
+// engine that executes it. Every instruction carries a Sync header: it issues only once each
+// semaphore it waits on has reached its value, and on completion it may add 1 to one semaphore.
+// Semaphores are the only ordering between engines/queues; within one engine or DMA queue
+// instructions run in program order.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "trnsim/isa/access_pattern.h"
+
+namespace trnsim::isa {
+
+// The units of a NeuronCore that run an instruction stream.
+enum class Engine : uint8_t { Tensor, Vector, Scalar, GpSimd, Dma, kCount };
+inline constexpr int kComputeEngines = 4;  // Tensor, Vector, Scalar, GpSimd
+std::string_view engine_name(Engine e);    // "TensorE", "VectorE", "ScalarE", "GpSimd", "DMA"
+
+// ---- sync ---------------------------------------------------------------------------------
+
+struct Wait {
+  uint32_t semaphore = 0;
+  uint32_t value = 0;   // wait until semaphore >= value
+};
+
+struct Sync {
+  static constexpr int kMaxWaits = 4;
+  std::array<Wait, kMaxWaits> waits{};
+  uint8_t num_waits = 0;
+  int32_t signal = -1;  // semaphore incremented by 1 on completion; -1: none
+  void add_wait(uint32_t sem, uint32_t value);  // merges waits on the same semaphore (max)
+};
+
+// ---- operator tables (names in isa/ops.cpp; a static_assert checks each table covers its enum)
+
+enum class AluOp : uint8_t {
+  Bypass,  // result = first operand
+  Add, Sub, Mul, Div, Max, Min, Pow, Mod,
+  AbsMax,  // max(|a|, |b|)
+  IsEqual, NotEqual, IsGt, IsGe, IsLt, IsLe,  // 1.0 / 0.0
+  LogicalAnd, LogicalOr,
+  kCount
+};
+std::string_view alu_name(AluOp op);
+float alu_apply(AluOp op, float a, float b);
+float alu_identity(AluOp op);  // reduction start value (Add 0, Max -inf, Min +inf, Mul 1, ...)
+
+enum class ActFunc : uint8_t {
+  Copy,  // identity
+  Exp, Log, Tanh, Sigmoid, Relu, Gelu /* erf form */, GeluTanh, Silu, Softplus,
+  Rsqrt, Sqrt, Square, Reciprocal, Abs, Sign, Sin, Cos, Erf,
+  kCount
+};
+std::string_view act_name(ActFunc f);
+float act_apply(ActFunc f, float x);
+
+// A per-partition scalar operand: an immediate, or one element per partition ([P, 1] tile).
+struct ScalarOperand {
+  bool is_tensor = false;
+  float imm = 0.0f;
+  AccessPattern ap{};  // used when is_tensor
+  static ScalarOperand immediate(float v) { return {false, v, {}}; }
+  static ScalarOperand tensor(const AccessPattern& a) { return {true, 0.0f, a}; }
+};
+
+// ---- TensorE --------------------------------------------------------------------------------
+
+// out[M, N] (PSUM, fp32) (+)= stationary[K, M]^T @ moving[K, N]; K on the partition axis.
+// start: zero the accumulator first; stop: the accumulation group ends (result readable).
+struct Matmul {
+  AccessPattern out, stationary, moving;
+  bool start = true;
+  bool stop = true;
+  bool sparse_stationary = false;  // 4:16 structured sparse along K (chips with sparse_4_16)
+};
+
+// out[F, P] (PSUM) = in[P, F]^T, via the PE array (an identity matmul).
+struct Transpose {
+  AccessPattern out, in;
+};
+
+// ---- VectorE --------------------------------------------------------------------------------
+
+struct TensorTensor {  // out = op(in0, in1), element-wise, same shapes
+  AccessPattern out, in0, in1;
+  AluOp op = AluOp::Add;
+};
+
+struct TensorScalar {  // out = op1(op0(in, s0), s1)
+  AccessPattern out, in;
+  AluOp op0 = AluOp::Mul;
+  ScalarOperand s0 = ScalarOperand::immediate(1.0f);
+  AluOp op1 = AluOp::Bypass;
+  ScalarOperand s1 = ScalarOperand::immediate(0.0f);
+  bool reverse0 = false;  // op0(s0, in) instead of op0(in, s0)
+};
+
+// Reduce the innermost `axes` free dims of in with op; out holds the remaining dims
+// (or [P, 1] when all are reduced).
+struct TensorReduce {
+  AccessPattern out, in;
+  AluOp op = AluOp::Add;
+  uint8_t axes = 1;
+  bool negate = false;
+};
+
+struct TensorCopy {  // out = in, converting dtype (copy / cast), any space to SBUF/PSUM
+  AccessPattern out, in;
+};
+
+struct Select {  // out = pred != 0 ? on_true : on_false
+  AccessPattern out, pred, on_true, on_false;
+};
+
+// Batch-norm statistics of each partition's free elements: out [P, 3] = (count, mean, var).
+struct BnStats {
+  AccessPattern out, in;
+};
+
+// Combine k BnStats triples per partition (in [P, 3k]) into out [P, 2] = (mean, var).
+struct BnAggr {
+  AccessPattern out, in;
+};
+
+struct Memset {
+  AccessPattern out;
+  float value = 0.0f;
+};
+
+// ---- ScalarE --------------------------------------------------------------------------------
+
+// out = func(in * scale + bias); bias per partition or immediate. If accum is set, also
+// accum[p] = sum over the free axis of out[p, :] (after rounding to out's dtype).
+struct Activation {
+  AccessPattern out, in;
+  ActFunc func = ActFunc::Copy;
+  ScalarOperand scale = ScalarOperand::immediate(1.0f);
+  ScalarOperand bias = ScalarOperand::immediate(0.0f);
+  bool has_accum = false;
+  AccessPattern accum{};
+};
+
+// ---- GpSimd ---------------------------------------------------------------------------------
+
+// out[p, i] = base + partition_multiplier * p + sum_d free_multiplier[d] * i_d
+struct Iota {
+  AccessPattern out;
+  int32_t base = 0;
+  int32_t partition_multiplier = 0;
+  std::array<int32_t, kMaxFreeDims> free_multiplier{1, 0, 0, 0};
+};
+
+// Across partitions: out [1, F] = op over p of in[p, :].
+struct PartitionReduce {
+  AccessPattern out, in;
+  AluOp op = AluOp::Add;
+};
+
+// out [P, F] = in [1, F] on every partition.
+struct PartitionBroadcast {
+  AccessPattern out, in;
+};
+
+// Within each partition: out[p, j] = in[p, index[p, j]] (indices stored as integral values).
+struct Gather {
+  AccessPattern out, in, index;
+};
+
+// ---- DMA ----------------------------------------------------------------------------------
+
+// Copy (converting dtype if they differ) between HBM, SBUF and PSUM (PSUM only as source).
+struct Dma {
+  AccessPattern dst, src;
+};
+
+// Only synchronises (waits, then signals); zero cost beyond the issue overhead.
+struct Nop {};
+
+using Op = std::variant<Matmul, Transpose, TensorTensor, TensorScalar, TensorReduce, TensorCopy,
+                        Select, BnStats, BnAggr, Memset, Activation, Iota, PartitionReduce,
+                        PartitionBroadcast, Gather, Dma, Nop>;
+
+struct Instruction {
+  Op op;
+  Sync sync;
+};
+
+// The instruction's mnemonic ("matmul", "tensor_tensor.add", "activation.exp", "dma", ...).
+std::string op_name(const Op& op);
+// The engine a kind of instruction belongs to (Nop: any; returns Engine::kCount).
+Engine natural_engine(const Op& op);
+// Work counts used by stats and the profiler.
+double op_flops(const Op& op);     // TensorE: 2*K*M*N; other engines: elements processed
+int64_t op_bytes(const Op& op);    // bytes moved (DMA) or read+written (others)
+std::string describe(const Instruction& ins);  // one line with operands, for traces/errors
+
+}  // namespace trnsim::isa

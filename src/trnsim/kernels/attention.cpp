@@ -1,0 +1,273 @@
+#include "trnsim/kernels/attention.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "trnsim/common/error.h"
+#include "trnsim/kernels/tiling.h"
+
+namespace trnsim::kernels {
+namespace {
+
+constexpr int64_t kQTile = 128;
+constexpr int64_t kKvBlock = 512;    // keys per S block: one PSUM bank of fp32
+constexpr float kMasked = -1e30f;    // exp(scale * (s + kMasked) - m) == 0 in fp32
+enum Col : int64_t { kMax0 = 0, kSum0 = 2, kNegMax = 4, kBlockMax = 5, kAlpha = 6, kRowSum = 7,
+                     kRecip = 8, kCols = 9 };
+
+constexpr size_t kGroup = 4;        // query tiles whose block steps interleave
+
+// One query tile in flight: its Q^T, running statistics (ping-pong max/sum columns) and output
+// accumulator.
+struct QueryTile {
+  Span rows;
+  View qT;
+  Tile stats;
+  View acc;
+  View p;       // this block's probabilities, from phase A to phase B
+  View pT_psum;  // their transpose in PSUM, then in SBUF
+  View pT;
+  int cur = 0;
+  View stat(int64_t c) const { return stats.slice({{0, rows.size}, {c, c + 1}}); }
+};
+
+struct Dims {
+  int64_t heads, seq, d;
+};
+
+Dims check_shapes(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out) {
+  if (q.shape().size() != 3)
+    throw ShapeError(fmt::format("attention: q must be [heads, seq, head_dim], it has {} axes", q.shape().size()));
+  for (const Tensor* t : {&k, &v, &out})
+    if (t->shape() != q.shape() || t->dtype() != q.dtype())
+      throw ShapeError(fmt::format("attention: {} must have q's shape and dtype", t->name()));
+  Dims d{q.shape()[0], q.shape()[1], q.shape()[2]};
+  if (d.d > isa::kMaxPartitions)
+    throw ShapeError(fmt::format("attention: head_dim {} > 128: Q^T and K^T hold head_dim on the 128 "
+                                 "partitions (the contraction of Q K^T)", d.d));
+  return d;
+}
+
+// Rows [s.begin, s.end) of head h of a [heads, seq, head_dim] tensor, as [rows, 1, head_dim].
+View head_rows(const Tensor& t, int64_t h, const Span& s) {
+  return t.with_partition_axis(1).slice({s.range(), {h, h + 1}, {0, t.shape()[2]}});
+}
+
+}  // namespace
+
+void attention(KernelBuilder& kb, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+               bool causal, float scale) {
+  const Dims n = check_shapes(q, k, v, out);
+  const DType dt = q.dtype();
+  const int64_t dsz = q.ap().element_bytes();
+  if (scale <= 0) scale = 1.0f / std::sqrt(static_cast<float>(n.d));
+  const auto key_tiles = split(n.seq, 128);
+  const int64_t nkt = static_cast<int64_t>(key_tiles.size());
+
+  // Per head, K^T (seq elements per partition) and V (nkt x head_dim); double-buffered across
+  // heads when that fits, so the next head's K/V load under this head's compute.
+  const int64_t kv_bytes = (n.seq + nkt * n.d) * dsz;
+  const int64_t avail = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value()) * 3 / 4 -
+                        (kGroup * kKvBlock * (4 + 2 * dsz) + 6 * kGroup * n.d * 4);  // block-level tiles
+  if (kv_bytes > avail)
+    throw ShapeError(fmt::format("attention: seq {} needs {} KiB per partition of SBUF for one head's K^T "
+                                 "and V ({}), at most {} KiB fit: use seq <= {}", n.seq, kv_bytes / 1024,
+                                 numerics::name(dt), avail / 1024, avail / (dsz * (1 + n.d / 128.0)) / 128 * 128));
+  const int kv_depth = 2 * kv_bytes <= avail ? 2 : 1;
+  TileRing kt_ring(kb, Space::SBUF, {128, n.seq}, dt, kv_depth, "attention.kT");
+  TileRing v_ring(kb, Space::SBUF, {128, nkt * n.d}, dt, kv_depth, "attention.v");
+  TileRing ld_ring(kb, Space::SBUF, {128, n.d}, dt, 4, "attention.load");
+  TileRing qt_ring(kb, Space::SBUF, {128, kQTile}, dt, 2 * kGroup, "attention.qT");
+  TileRing tps_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, 1, "attention.transpose");
+  TileRing s_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, kGroup, "attention.scores");
+  TileRing pv_ring(kb, Space::PSUM, {128, n.d}, DType::F32, kGroup, "attention.pv");
+  TileRing sm_ring(kb, Space::SBUF, {128, kKvBlock}, DType::F32, 2 * kGroup, "attention.masked");
+  const DType pdt = dt == DType::F32 ? DType::F32 : DType::BF16;  // P feeds TensorE
+  TileRing p_ring(kb, Space::SBUF, {128, kKvBlock}, pdt, 2 * kGroup, "attention.p");
+  TileRing pt_ring(kb, Space::SBUF, {128, kKvBlock}, pdt, 2 * kGroup, "attention.pT");
+  // P^T in PSUM in P's dtype: bf16 fits two per bank, so a whole group's fit beside the scores.
+  TileRing ptps_ring(kb, Space::PSUM, {128, kKvBlock}, pdt, pdt == DType::F32 ? 2 : kGroup, "attention.pT_psum");
+  TileRing acc_ring(kb, Space::SBUF, {128, n.d}, DType::F32, 2 * kGroup, "attention.acc");
+  TileRing o_ring(kb, Space::SBUF, {128, n.d}, dt, kGroup, "attention.out");
+  TileRing st_ring(kb, Space::SBUF, {128, kCols}, DType::F32, 2 * kGroup, "attention.stats");
+
+  // Causal masks for a diagonal block whose first key is `o` = 0/128/256/384 before the
+  // query tile's first row: key j of the block is visible to row p iff j <= p + o.
+  std::vector<Tile> masks;
+  if (causal) {
+    Tile idx = kb.sbuf_tile({128, kKvBlock}, DType::F32, "attention.iota");
+    for (int64_t o = 0; o < kKvBlock; o += kQTile) {
+      kb.iota(idx, static_cast<int32_t>(-o), -1, {1});  // j - p - o
+      masks.push_back(kb.sbuf_tile({128, kKvBlock}, DType::F32, fmt::format("attention.mask{}", o)));
+      kb.tensor_scalar(masks.back(), idx, AluOp::IsGt, 0.0f, AluOp::Mul, kMasked);
+    }
+  }
+
+  int evac = 0;  // alternates PSUM evacuations between VectorE and ScalarE
+  for (int64_t h = 0; h < n.heads; ++h) {
+    // K^T and V of this head.
+    const Tile& kT = kt_ring.next();
+    const Tile& vv = v_ring.next();
+    for (const Span& blk : split(n.seq, kKvBlock)) {
+      View tps = corner(tps_ring.next(), n.d, blk.size);
+      for (const Span& t : split(blk.size, 128)) {
+        const Span keys{blk.begin + t.begin, t.size};
+        View kt = corner(ld_ring.next(), t.size, n.d);
+        kb.load(kt, head_rows(k, h, keys));
+        kb.transpose(tps.slice({{0, n.d}, t.range()}), kt);
+        kb.load(vv.slice({{0, t.size}, {keys.begin / 128 * n.d, keys.begin / 128 * n.d + n.d}}), head_rows(v, h, keys));
+      }
+      kb.copy(kT.slice({{0, n.d}, blk.range()}), tps,
+              Opts{.engine = (evac++ % 2) ? Engine::Scalar : Engine::Vector});
+    }
+
+    // Query tiles go in groups whose block steps interleave: each tile's steps form a serial
+    // chain (the running max), so interleaving independent chains keeps all engines busy.
+    const auto q_tiles = split(n.seq, kQTile);
+    for (size_t g0 = 0; g0 < q_tiles.size(); g0 += kGroup) {
+      std::vector<QueryTile> group;
+      for (size_t i = g0; i < std::min(q_tiles.size(), g0 + kGroup); ++i) {
+        QueryTile t{q_tiles[i]};
+        const int64_t p = t.rows.size;
+        View ql = corner(ld_ring.next(), p, n.d);
+        kb.load(ql, head_rows(q, h, t.rows));
+        View qps = corner(tps_ring.next(), n.d, p);
+        kb.transpose(qps, ql);
+        t.qT = corner(qt_ring.next(), n.d, p);
+        kb.copy(t.qT, qps);
+        t.stats = st_ring.next();
+        t.acc = corner(acc_ring.next(), p, n.d);
+        kb.memset(t.stat(kMax0), -std::numeric_limits<float>::infinity());
+        kb.memset(t.stat(kSum0), 0.0f);
+        kb.memset(t.acc, 0.0f);
+        group.push_back(t);
+      }
+      // Software-pipelined over the group: every tile's scores and softmax first (phase A),
+      // then every tile's P^T and P V (phase B). Each engine runs its stream in order, so this
+      // order lets TensorE compute tile i+1's scores while ScalarE exponentiates tile i.
+      for (const Span& blk : split(n.seq, kKvBlock)) {
+        auto active = [&](const QueryTile& t) { return !(causal && blk.begin > t.rows.end() - 1); };
+        for (QueryTile& t : group) {  // phase A
+          if (!active(t)) continue;  // every key of the block is after every query of the tile
+          const int64_t p = t.rows.size;
+          View s = corner(s_ring.next(), p, blk.size);
+          kb.matmul(s, t.qT, kT.slice({{0, n.d}, blk.range()}));
+          View scores = s;
+          if (causal && blk.end() > t.rows.begin) {  // the diagonal block
+            View sm = corner(sm_ring.next(), p, blk.size);
+            kb.tensor_tensor(sm, s, corner(masks[(t.rows.begin - blk.begin) / kQTile], p, blk.size), AluOp::Add);
+            scores = sm;
+          }
+          const int nxt = 1 - t.cur;
+          View m = t.stat(kMax0 + t.cur), l = t.stat(kSum0 + t.cur);
+          View mn = t.stat(kMax0 + nxt), ln = t.stat(kSum0 + nxt);
+          kb.reduce(t.stat(kBlockMax), scores, AluOp::Max);
+          kb.tensor_scalar(mn, t.stat(kBlockMax), AluOp::Mul, scale, AluOp::Max, m);
+          kb.tensor_scalar(t.stat(kNegMax), mn, AluOp::Mul, -1.0f);
+          kb.activation(t.stat(kAlpha), m, ActFunc::Exp, 1.0f, t.stat(kNegMax));
+          t.p = corner(p_ring.next(), p, blk.size);
+          View rowsum = t.stat(kRowSum);
+          kb.activation(t.p, scores, ActFunc::Exp, scale, t.stat(kNegMax), &rowsum);
+          kb.tensor_scalar(ln, l, AluOp::Mul, t.stat(kAlpha), AluOp::Add, rowsum);
+          t.cur = nxt;
+        }
+        // Phase B in three sweeps, so that no engine's in-order stream blocks on one tile
+        // while another tile's work is ready: TensorE transposes every tile's P (128 keys
+        // per PSUM column group), VectorE and ScalarE take turns copying P^T out of PSUM,
+        // then TensorE accumulates every tile's P V and VectorE rescales the accumulators.
+        const auto sub = split(blk.size, 128);
+        for (QueryTile& t : group) {
+          if (!active(t)) continue;
+          const int64_t p = t.rows.size, width = static_cast<int64_t>(sub.size()) * p;
+          t.pT_psum = corner(ptps_ring.next(), 128, width);
+          for (size_t j = 0; j < sub.size(); ++j)
+            kb.transpose(t.pT_psum.slice({{0, sub[j].size}, {int64_t(j) * p, int64_t(j + 1) * p}}),
+                         t.p.slice({{0, p}, sub[j].range()}));
+        }
+        for (QueryTile& t : group) {
+          if (!active(t)) continue;
+          const int64_t width = static_cast<int64_t>(sub.size()) * t.rows.size;
+          t.pT = corner(pt_ring.next(), sub[0].size, width);
+          kb.copy(t.pT, t.pT_psum.slice({{0, sub[0].size}, {0, width}}),
+                  Opts{.engine = (evac++ % 2) ? Engine::Scalar : Engine::Vector});
+        }
+        for (QueryTile& t : group) {
+          if (!active(t)) continue;
+          const int64_t p = t.rows.size;
+          View pv = corner(pv_ring.next(), p, n.d);
+          for (size_t j = 0; j < sub.size(); ++j) {
+            const int64_t tile = (blk.begin + sub[j].begin) / 128;
+            kb.matmul(pv, t.pT.slice({{0, sub[j].size}, {int64_t(j) * p, int64_t(j + 1) * p}}),
+                      vv.slice({{0, sub[j].size}, {tile * n.d, (tile + 1) * n.d}}), j == 0, j + 1 == sub.size());
+          }
+          kb.tensor_scalar(t.acc, t.acc, AluOp::Mul, t.stat(kAlpha));
+          kb.tensor_tensor(t.acc, t.acc, pv, AluOp::Add);
+        }
+      }
+      for (QueryTile& t : group) {
+        kb.tensor_scalar(t.stat(kRecip), t.stat(kSum0 + t.cur), AluOp::Div, 1.0f, AluOp::Bypass, 0.0f, true);
+        View o = corner(o_ring.next(), t.rows.size, n.d);
+        kb.tensor_scalar(o, t.acc, AluOp::Mul, t.stat(kRecip));
+        kb.store(head_rows(out, h, t.rows), o);
+      }
+    }
+  }
+}
+
+KernelDef attention_def() {
+  KernelDef k;
+  k.name = "attention";
+  k.description = "fused flash-style attention forward, q/k/v/out [heads, seq, head_dim] (--causal)";
+  k.params = {{"heads", "attention heads", KernelParam::Kind::Int, 2, 1, 1 << 16, {}},
+              {"seq", "sequence length (queries = keys)", KernelParam::Kind::Int, 1024, 1, 1 << 20, {}},
+              {"head-dim", "head dimension (<= 128)", KernelParam::Kind::Int, 128, 1, 128, {}},
+              {"causal", "mask keys after each query", KernelParam::Kind::Flag, 0, 0, 1, {}}};
+  k.dtypes = {DType::BF16, DType::F32};
+  k.build = [](const hw::ChipSpec& chip, const KernelArgs& a) {
+    KernelBuilder kb(chip);
+    kb.set_name(fmt::format("attention{}_{}x{}x{}_{}", a.flag("causal") ? "_causal" : "", a.i("heads"),
+                            a.i("seq"), a.i("head-dim"), numerics::name(a.dtype)));
+    std::vector<int64_t> shape{a.i("heads"), a.i("seq"), a.i("head-dim")};
+    auto q = kb.hbm_input("q", shape, a.dtype);
+    auto kk = kb.hbm_input("k", shape, a.dtype);
+    auto v = kb.hbm_input("v", shape, a.dtype);
+    auto out = kb.hbm_output("out", shape, a.dtype);
+    attention(kb, q, kk, v, out, a.flag("causal"));
+    return kb.build();
+  };
+  k.reference = [](const KernelArgs& a, const Tensors& in) {
+    const int64_t H = a.i("heads"), S = a.i("seq"), D = a.i("head-dim");
+    const bool causal = a.flag("causal");
+    const double scale = 1.0 / std::sqrt(double(D));
+    const auto &q = in.at("q"), &k = in.at("k"), &v = in.at("v");
+    std::vector<double> out(q.size(), 0.0), s(S);
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t base = h * S * D;
+      for (int64_t i = 0; i < S; ++i) {
+        const int64_t keys = causal ? i + 1 : S;
+        double m = -INFINITY, l = 0;
+        for (int64_t j = 0; j < keys; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < D; ++d) dot += double(q[base + i * D + d]) * k[base + j * D + d];
+          s[j] = scale * dot;
+          m = std::max(m, s[j]);
+        }
+        for (int64_t j = 0; j < keys; ++j) l += (s[j] = std::exp(s[j] - m));
+        for (int64_t j = 0; j < keys; ++j)
+          for (int64_t d = 0; d < D; ++d) out[base + i * D + d] += s[j] / l * v[base + j * D + d];
+      }
+    }
+    return ReferenceOutputs{{"out", std::move(out)}};
+  };
+  // fp32: scores and P V accumulate in fp32 PSUM. bf16: P is rounded to bf16 before P V
+  // (2^-9 relative per weight) and the output to bf16; outputs are averages of values in
+  // [-1, 1], so an absolute bound is the meaningful one.
+  k.tolerance = [](const KernelArgs& a) {
+    return a.dtype == DType::F32 ? Tolerance{2e-5, 1e-4} : Tolerance{1e-2, 1e-2};
+  };
+  return k;
+}
+
+}  // namespace trnsim::kernels
