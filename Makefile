@@ -37,10 +37,13 @@ install: build
 	@ln -sf $(abspath $(BUILD)/src/trnsim) $(VENV)/bin/trnsim
 
 demo: install
-	$(VENV)/bin/trnsim specs
+	@echo "== A 2048^3 bf16 matmul on one simulated Trainium2 NeuronCore (timing mode) =="
+	$(VENV)/bin/trnsim kernel matmul --chip trn2 --m 2048 --k 2048 --n 2048 --dtype bf16 --trace out/matmul_trace.json
 	@echo
-	@echo "The presets above come from configs/ (each number with its source)."
-	@echo "Try: $(VENV)/bin/trnsim specs --json   or   $(VENV)/bin/trnsim specs --chip configs/chips/trn2.yaml"
+	@echo "== Causal flash attention, 4 heads x 1024 x 128, functional: real numbers checked against a reference =="
+	$(VENV)/bin/trnsim kernel attention --chip trn2 --heads 4 --seq 1024 --head-dim 128 --causal --trace out/attention_trace.json
+	@echo
+	@echo "Traces open in https://ui.perfetto.dev. More: trnsim specs | trnsim kernel --list | trnsim collective --help"
 
 test-cpp: build
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS)

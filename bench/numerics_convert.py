@@ -93,7 +93,8 @@ def main() -> None:
     trnsim = run_trnsim(find_binary(args.binary), args.repetitions)
     x = make_input(N)
     with np.errstate(all="ignore"):
-        codes = {"bf16": x.astype(ml_dtypes.bfloat16), "fp8_e4m3": x.astype(ml_dtypes.float8_e4m3fn)}
+        codes = {"bf16": x.astype(ml_dtypes.bfloat16),
+                 "fp8_e4m3": x.astype(ml_dtypes.float8_e4m3fn)}
     rows = []
     for key, (label, fn) in CASES.items():
         if key not in trnsim:
@@ -108,7 +109,8 @@ def main() -> None:
                           "results": rows}, indent=2))
         return
     g = lambda v: f"{v / 1e9:8.3f}" if v else "       -"
-    print(f"{'conversion (2^20 elements)':40s} {'trnsim G/s':>10s} {'ml_dtypes G/s':>13s} {'ratio':>7s}")
+    print(f"{'conversion (2^20 elements)':40s} {'trnsim G/s':>10s} {'ml_dtypes G/s':>13s} "
+          f"{'ratio':>7s}")
     for r in rows:
         ratio = f"{r['ratio']:6.1f}x" if r["ratio"] else "      -"
         print(f"{r['case']:40s} {g(r['trnsim_elems_per_s']):>10s} "

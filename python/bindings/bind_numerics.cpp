@@ -113,7 +113,8 @@ Out<float> py_quantize(In<float> x, const std::string& dtype, const std::string&
   std::copy(x.data(), x.data() + x.size(), out.data());
   // Block formats: one quantize call per row, so blocks never straddle rows; element i keeps
   // counter offset + i either way.
-  const auto [rows, cols] = is_block_format(t) ? rows_cols(shape) : std::pair<size_t, size_t>{1, x.size()};
+  const auto [rows, cols] =
+      is_block_format(t) ? rows_cols(shape) : std::pair<size_t, size_t>{1, x.size()};
   for (size_t r = 0; r < rows; ++r) {
     opt.offset = offset + r * cols;
     quantize(std::span<float>(out.data() + r * cols, cols), t, opt);
@@ -217,7 +218,8 @@ nb::dict info_dict(const DTypeInfo& d) {
   r["block_size"] = d.block_size;
   r["element"] = std::string(name(d.element));
   r["scale"] = std::string(name(d.scale));
-  r["storage_bytes_per_element"] = storage_bytes(d.id, 1.0 * d.block_size) / d.block_size;
+  // Average over a full block: fp4 is half a byte, an MX element also carries 1/32 of a scale.
+  r["storage_bytes_per_element"] = d.bits / 8.0 + (d.block_size > 1 ? 1.0 / d.block_size : 0.0);
   return r;
 }
 

@@ -7,6 +7,7 @@ from trnsim._core import ConfigError, ShapeError, TrnsimError, UnsupportedError
 from trnsim.hw import chip_presets, load_chip, load_system, preset_yaml, specs, system_presets
 from trnsim.collectives import collective, collective_algorithms, collective_ops, collective_run
 from trnsim.kernels import KernelBuilder, kernel, kernel_list, run
+from trnsim.compiler import CompiledModel, compile_onnx
 
 __version__ = _core.__version__
 
@@ -14,3 +15,62 @@ __all__ = ["ConfigError", "ShapeError", "TrnsimError", "UnsupportedError", "__ve
 __all__ += ["specs", "load_chip", "load_system", "chip_presets", "system_presets", "preset_yaml"]
 __all__ += ["collective", "collective_run", "collective_algorithms", "collective_ops"]
 __all__ += ["kernel", "kernel_list", "run", "KernelBuilder"]
+__all__ += ["compile_onnx", "CompiledModel"]
+
+# PyTorch front end (issue 4): trnsim.trace, and torch.compile(backend="trnsim") registered with
+# TorchDynamo once torch._dynamo is imported, so `import trnsim` never imports torch itself.
+def trace(model, example_inputs, chip="trn2", dtype="fp32", mode="functional", batch=None, opset=17):
+    """Compile a PyTorch module for the simulated chip; see trnsim.torch_backend.trace."""
+    from trnsim.torch_backend import trace as _trace
+    return _trace(model, example_inputs, chip=chip, dtype=dtype, mode=mode, batch=batch, opset=opset)
+
+
+def _install_torch_backend_hook():
+    import importlib.abc
+    import importlib.util
+    import sys
+
+    def register():
+        try:
+            from trnsim.torch_backend import register as _register
+            _register()
+        except Exception as e:  # a broken torch must not break `import trnsim`
+            import warnings
+            warnings.warn(f"trnsim: could not register the torch.compile backend: {e}")
+
+    if "torch._dynamo" in sys.modules:
+        register()
+        return
+    if "torch" not in sys.modules and importlib.util.find_spec("torch") is None:
+        return  # no torch here: nothing to register
+
+    class _After(importlib.abc.Loader):  # runs the real loader, then registers
+        def __init__(self, loader):
+            self.loader = loader
+
+        def create_module(self, spec):
+            return self.loader.create_module(spec)
+
+        def exec_module(self, module):
+            module.__loader__ = module.__spec__.loader = self.loader  # hide the wrapper
+            self.loader.exec_module(module)
+            register()
+
+        def __getattr__(self, name):  # get_source, get_filename, ...: the real loader's
+            return getattr(self.loader, name)
+
+    class _Finder(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name != "torch._dynamo":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.util.find_spec(name)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _After(spec.loader)
+            return spec
+
+    sys.meta_path.insert(0, _Finder())
+
+
+_install_torch_backend_hook()
+__all__ += ["trace"]

@@ -48,7 +48,7 @@ def _floats(x) -> np.ndarray:
     return a if a.flags.c_contiguous else a.copy(order="C")
 
 
-def _codes(bits, dtype: str) -> np.ndarray:
+def _codes(bits, dtype: str, what: str | None = None) -> np.ndarray:
     """Codes as the unsigned type of the format's slot. Integers must fit it; an array of an
     ml_dtypes type of the same width (e.g. bfloat16) is reinterpreted as its bit patterns."""
     want = np.dtype(_CODE_TYPES[dtype_info(dtype)["bits"]])
@@ -60,10 +60,12 @@ def _codes(bits, dtype: str) -> np.ndarray:
     if a.dtype.kind in "uV" and a.dtype.itemsize == want.itemsize:
         return a.view(want)
     if a.dtype.kind not in "iu":
-        raise TrnsimError(f"codes of {dtype} must be integers ({want.name}), got {a.dtype}")
+        raise TrnsimError(f"{what or 'codes of ' + dtype} must be integers ({want.name}), "
+                          f"got {a.dtype}")
     if a.size and (a.min() < 0 or a.max() > np.iinfo(want).max):
-        raise TrnsimError(f"codes of {dtype} must lie in [0, {np.iinfo(want).max}], got values "
-                          f"in [{a.min()}, {a.max()}]")
+        top = np.iinfo(want).max
+        raise TrnsimError(f"{what or 'codes of ' + dtype} must lie in [0, {top}], "
+                          f"got values in [{a.min()}, {a.max()}]")
     return a.astype(want)
 
 
@@ -99,7 +101,8 @@ def mx_quantize(x, fmt: str, rounding: str = "rne", seed: int = 0, offset: int =
 
 def mx_dequantize(elements, scales, fmt: str) -> np.ndarray:
     """Inverse of mx_quantize: element value times 2^(scale - 127); scale 0xFF gives NaN."""
-    return _n.mx_dequantize(_codes(elements, "e8m0"), _codes(scales, "e8m0"), fmt)
+    return _n.mx_dequantize(_codes(elements, "e8m0", "MX element codes"),
+                            _codes(scales, "e8m0", "E8M0 scale codes"), fmt)
 
 
 def sparse_pack(x, keep: int = 4, group: int = 16):
@@ -111,4 +114,5 @@ def sparse_pack(x, keep: int = 4, group: int = 16):
 
 def sparse_unpack(values, indices, cols: int, keep: int = 4, group: int = 16) -> np.ndarray:
     """Inverse of sparse_pack: a (rows, cols) array with zeros away from the kept positions."""
-    return _n.sparse_unpack(_floats(values), _codes(indices, "int8"), int(cols), keep, group)
+    return _n.sparse_unpack(_floats(values), _codes(indices, "int8", "sparsity indices"), int(cols),
+                            keep, group)

@@ -15,6 +15,8 @@ def test_dtypes_lists_every_format_once():
     assert tn.dtype_info("mxfp4")["element"] == "fp4_e2m1"
     assert tn.dtype_info("mxfp4")["block_size"] == 32
     assert tn.storage_bytes("mxfp4", 64) == 34
+    assert tn.dtype_info("fp4_e2m1")["storage_bytes_per_element"] == 0.5
+    assert tn.dtype_info("mxfp4")["storage_bytes_per_element"] == 0.5 + 1 / 32
 
 
 def test_encode_returns_codes_of_the_format_width_and_input_shape():

@@ -39,7 +39,8 @@ def samples():
     boundaries = [b for b in boundaries if b < 3.4e38]
     parts.append(_around(boundaries, rng))
     # Uniform values on a log scale from far below fp8 subnormals to far past their max.
-    parts.append((2.0 ** rng.uniform(-30, 20, 300_000) * rng.choice([-1, 1], 300_000)).astype(np.float32))
+    log_uniform = 2.0 ** rng.uniform(-30, 20, 300_000) * rng.choice([-1, 1], 300_000)
+    parts.append(log_uniform.astype(np.float32))
     nan_payloads = rng.integers(1, 1 << 23, 2000, dtype=np.uint32)
     nans = np.concatenate([0x7F800000 | nan_payloads, 0xFF800000 | nan_payloads,
                            [0x7FC00000, 0xFFC00000, 0x7F800001, 0x7FFFFFFF]]).astype(np.uint32)
@@ -47,7 +48,8 @@ def samples():
     special = np.array([np.inf, -np.inf, 0.0, -0.0, 3.4e38, -3.4e38, 1e30, -1e30, 1e-45, -1e-45,
                         1.17549435e-38, 5.877472e-39], dtype=np.float32)
     parts.append(np.repeat(special, 100))
-    parts.append(rng.integers(1, 1 << 23, 20_000, dtype=np.uint32).view(np.float32))  # fp32 subnormals
+    fp32_subnormals = rng.integers(1, 1 << 23, 20_000, dtype=np.uint32).view(np.float32)
+    parts.append(fp32_subnormals)
     x = np.concatenate(parts).astype(np.float32)
     assert x.size >= 1_000_000
     return x

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "trnsim/core/blas_threads.h"
 #include "trnsim/core/hbm.h"
 #include "trnsim/core/run.h"
 #include "trnsim/core/semaphores.h"
@@ -53,6 +54,7 @@ class Chip {
   sim::Time last_end_;
   std::vector<InstructionRecord> records_;
   std::vector<std::unique_ptr<NeuronCore>> cores_;
+  BlasThreads blas_;  // functional runs: one OpenBLAS thread, the caller's count restored at the end
 };
 
 }  // namespace trnsim::core

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "trnsim/common/error.h"
+#include "trnsim/core/buffer_pool.h"
 
 namespace trnsim::core {
 
@@ -27,7 +30,8 @@ Hbm::Hbm(const isa::Program& program, bool functional,
   data_.resize(program.tensors.size());
   for (uint32_t i = 0; i < program.tensors.size(); ++i) {
     const auto& t = program.tensors[i];
-    data_[i].assign(static_cast<size_t>(t.bytes()), 0xFF);
+    data_[i] = take_bytes(static_cast<size_t>(t.bytes()));
+    std::fill(data_[i].begin(), data_[i].end(), uint8_t{0xFF});
     if (t.kind != isa::HbmTensor::Kind::Input) continue;
     auto it = inputs.find(t.name);
     if (it == inputs.end())
@@ -40,6 +44,10 @@ Hbm::Hbm(const isa::Program& program, bool functional,
   for (const auto& [name, v] : inputs)
     if (program.tensor_index(name) < 0)
       throw Error(fmt::format("run: input '{}' is not a tensor of program '{}'", name, program.name));
+}
+
+Hbm::~Hbm() {
+  for (auto& d : data_) give_back(std::move(d));
 }
 
 std::vector<float> Hbm::read(uint32_t tensor) const {

@@ -16,6 +16,9 @@ class Hbm {
   // Allocates every tensor (functional mode; Input tensors from `inputs`, others NaN-filled).
   Hbm(const isa::Program& program, bool functional,
       const std::map<std::string, std::vector<float>>& inputs);
+  ~Hbm();
+  Hbm(const Hbm&) = delete;
+  Hbm& operator=(const Hbm&) = delete;
   PartitionBase base(uint32_t tensor) { return {data_[tensor].data(), 0}; }
   // Decoded fp32 contents of a tensor (row-major).
   std::vector<float> read(uint32_t tensor) const;

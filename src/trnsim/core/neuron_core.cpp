@@ -59,6 +59,71 @@ float* NeuronCore::read(const isa::AccessPattern& ap, int slot) {
 
 void NeuronCore::write(const isa::AccessPattern& ap, const float* values) {
   write_tile(ap, memory(ap), values);
+  if (ap.space != isa::Space::HBM) {  // keeps TensorE's decoded-operand cache honest
+    const auto [lo, hi] = ap.byte_extent();
+    (ap.space == isa::Space::SBUF ? static_cast<Scratchpad&>(sbuf_) : psum_).note_write(lo, hi);
+  }
+}
+
+namespace {
+// Bitmask of the on-chip spaces an instruction's operands touch (1: SBUF, 2: PSUM).
+uint8_t spaces(const isa::Op& op) {
+  uint8_t m = 0;
+  auto add = [&](const isa::AccessPattern& a) {
+    if (a.space == isa::Space::SBUF) m |= 1;
+    else if (a.space == isa::Space::PSUM) m |= 2;
+  };
+  auto add_scalar = [&](const isa::ScalarOperand& s) { if (s.is_tensor) add(s.ap); };
+  std::visit([&](const auto& o) {
+    using T = std::decay_t<decltype(o)>;
+    if constexpr (std::is_same_v<T, isa::TensorTensor>) { add(o.out); add(o.in0); add(o.in1); }
+    else if constexpr (std::is_same_v<T, isa::TensorScalar>) { add(o.out); add(o.in); add_scalar(o.s0); add_scalar(o.s1); }
+    else if constexpr (std::is_same_v<T, isa::Select>) { add(o.out); add(o.pred); add(o.on_true); add(o.on_false); }
+    else if constexpr (std::is_same_v<T, isa::Activation>) {
+      add(o.out); add(o.in); add_scalar(o.scale); add_scalar(o.bias);
+      if (o.has_accum) add(o.accum);
+    }
+    else if constexpr (std::is_same_v<T, isa::Gather>) { add(o.out); add(o.in); add(o.index); }
+    else if constexpr (std::is_same_v<T, isa::Memset> || std::is_same_v<T, isa::Iota>) { add(o.out); }
+    else if constexpr (std::is_same_v<T, isa::Matmul>) { add(o.out); add(o.stationary); add(o.moving); }
+    else if constexpr (std::is_same_v<T, isa::Dma>) { add(o.dst); add(o.src); }
+    else if constexpr (std::is_same_v<T, isa::Nop>) {}
+    else { add(o.out); add(o.in); }  // Transpose, TensorReduce, TensorCopy, BnStats, BnAggr, PartitionReduce/Broadcast
+  }, op);
+  return m;
+}
+}  // namespace
+
+bool NeuronCore::shares_ports(isa::Engine e) const {
+  const auto& c = spec();
+  switch (e) {
+    case isa::Engine::Vector: return c.shared_sbuf_port_vector_gpsimd || c.shared_psum_port_vector_scalar;
+    case isa::Engine::GpSimd: return c.shared_sbuf_port_vector_gpsimd;
+    case isa::Engine::Scalar: return c.shared_psum_port_vector_scalar;
+    default: return false;
+  }
+}
+
+uint8_t NeuronCore::ports(isa::Engine e, const isa::Op& op) const {
+  if (!shares_ports(e)) return 0;
+  const auto& c = spec();
+  const uint8_t s = spaces(op);
+  uint8_t p = 0;
+  if ((s & 1) && c.shared_sbuf_port_vector_gpsimd && (e == isa::Engine::Vector || e == isa::Engine::GpSimd)) p |= kSbufPort;
+  if ((s & 2) && c.shared_psum_port_vector_scalar && (e == isa::Engine::Vector || e == isa::Engine::Scalar)) p |= kPsumPort;
+  return p;
+}
+
+sim::Time NeuronCore::ports_free_at(uint8_t p) const {
+  sim::Time t;
+  if (p & kSbufPort) t = sim::max(t, sbuf_port_.free_at());
+  if (p & kPsumPort) t = sim::max(t, psum_port_.free_at());
+  return t;
+}
+
+void NeuronCore::hold_ports(uint8_t p, sim::Time end) {
+  if (p & kSbufPort) sbuf_port_.hold_until(end);
+  if (p & kPsumPort) psum_port_.hold_until(end);
 }
 
 float NeuronCore::scalar(const isa::ScalarOperand& s, int p) {

@@ -8,6 +8,7 @@
 #include "trnsim/core/sbuf.h"
 #include "trnsim/core/unit.h"
 #include "trnsim/isa/program.h"
+#include "trnsim/sim/resource.h"
 
 namespace trnsim::core {
 
@@ -35,6 +36,17 @@ class NeuronCore {
 
   std::vector<std::unique_ptr<Unit>>& units() { return units_; }
 
+  // NeuronCore-v2 shared ports (CoreSpec::shared_sbuf_port_vector_gpsimd,
+  // shared_psum_port_vector_scalar): VectorE and GpSimd share one SBUF port, VectorE and
+  // ScalarE one PSUM port; an instruction that needs a held port waits for its release.
+  enum Port : uint8_t { kSbufPort = 1, kPsumPort = 2 };
+  // The shared ports (bitmask) instruction `op` of `engine` needs on this core (0 if none).
+  uint8_t ports(isa::Engine engine, const isa::Op& op) const;
+  // Whether `engine` may ever need a shared port here.
+  bool shares_ports(isa::Engine engine) const;
+  sim::Time ports_free_at(uint8_t ports) const;
+  void hold_ports(uint8_t ports, sim::Time end);
+
  private:
   Chip& chip_;
   int index_;
@@ -43,6 +55,8 @@ class NeuronCore {
   int dma_res_ = -1;
   std::vector<std::unique_ptr<Unit>> units_;
   std::vector<float> scratch_[4];
+  sim::ExclusiveResource sbuf_port_;  // VectorE + GpSimd (when shared)
+  sim::ExclusiveResource psum_port_;  // VectorE + ScalarE (when shared)
 };
 
 }  // namespace trnsim::core

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "trnsim/core/buffer_pool.h"
 #include "trnsim/core/chip.h"
 #include "trnsim/core/neuron_core.h"
 
@@ -49,13 +50,29 @@ double TensorEngine::load_stationary_cycles(const isa::Matmul& mm, const hw::Ten
          rate(te, mm.stationary.dtype, mm.stationary.dtype);
 }
 
+double TensorEngine::pair_rate(numerics::DType a, numerics::DType b) {
+  for (auto& m : rate_memo_)
+    if (m.valid && m.a == a && m.b == b) return m.rate;
+  RateMemo& m = rate_memo_[next_memo_++ % rate_memo_.size()];
+  m = {true, a, b, rate(core_.spec().tensor, a, b)};
+  return m.rate;
+}
+
 Time TensorEngine::begin(const isa::Instruction& ins, Time t) {
   const auto& te = core_.spec().tensor;
-  double cycles = multiply_cycles(ins.op, te);
-  if (auto* mm = std::get_if<isa::Matmul>(&ins.op)) {
+  const auto* mm = std::get_if<isa::Matmul>(&ins.op);
+  // Matmul: the formulas of multiply_cycles / load_stationary_cycles with the dtype_rate map
+  // lookups memoised (the same dtypes come back on almost every matmul).
+  const double multiply = mm ? std::max(std::min(64.0, static_cast<double>(mm->stationary.free_size())),
+                                        static_cast<double>(mm->moving.free_size())) /
+                                   (mm->sparse_stationary ? te.sparse_speedup : pair_rate(mm->stationary.dtype, mm->moving.dtype))
+                             : multiply_cycles(ins.op, te);
+  double cycles = multiply;
+  if (mm) {
     if (!have_stationary_ || stationary_sparse_ != mm->sparse_stationary ||
         !same_operand(stationary_, mm->stationary)) {
-      double load = load_stationary_cycles(*mm, te);
+      double load = static_cast<double>(mm->stationary.free_size()) * te.stationary_load_cycles_fraction /
+                    pair_rate(mm->stationary.dtype, mm->stationary.dtype);
       bool back_to_back = have_stationary_ && t == last_end_;
       cycles += back_to_back ? std::max(0.0, load - last_multiply_cycles_) : load;
       stationary_ = mm->stationary;
@@ -63,7 +80,7 @@ Time TensorEngine::begin(const isa::Instruction& ins, Time t) {
       have_stationary_ = true;
     }
     if (chip_.functional()) execute(*mm);
-    last_multiply_cycles_ = multiply_cycles(ins.op, te);
+    last_multiply_cycles_ = multiply;
   } else if (auto* tr = std::get_if<isa::Transpose>(&ins.op)) {
     have_stationary_ = false;  // the identity matrix replaces the stationary operand
     if (chip_.functional()) execute(*tr);
@@ -74,13 +91,70 @@ Time TensorEngine::begin(const isa::Instruction& ins, Time t) {
   return end;
 }
 
+TensorEngine::~TensorEngine() {
+  for (auto& e : cache_) give_back(std::move(e.values));
+}
+
+Scratchpad* TensorEngine::scratchpad(const AccessPattern& ap) {
+  if (ap.space == isa::Space::SBUF) return &core_.sbuf();
+  if (ap.space == isa::Space::PSUM) return &core_.psum();
+  return nullptr;
+}
+
+TensorEngine::Operand TensorEngine::operand(const AccessPattern& ap, int slot, bool mutate) {
+  const int64_t F = ap.free_size();
+  Scratchpad* sp = scratchpad(ap);
+  if (mutate || !sp) return {core_.read(ap, slot), F};
+  PartitionBase mem = sp->base();
+  if (ap.dtype == numerics::DType::F32 && ap.contiguous() && ap.offset % 4 == 0 && mem.partition_bytes % 4 == 0)
+    // fp32 in place: row k of the operand is partition k, partition_bytes / 4 floats apart.
+    return {reinterpret_cast<const float*>(mem.row(ap, 0)), mem.partition_bytes / 4};
+  // Other dtypes: decoded tiles are kept while their bytes are unwritten (a stationary is reused
+  // across the N tiles of a block, a moving tile across its M tiles).
+  const auto [lo, hi] = ap.byte_extent();
+  CachedTile* hit = nullptr;
+  for (auto& e : cache_)
+    if (same_operand(e.ap, ap)) { hit = &e; break; }
+  if (hit && sp->last_write(lo, hi) <= hit->stamp) {
+    hit->last_use = use_clock_;
+    return {hit->values.data(), F};
+  }
+  const size_t n = static_cast<size_t>(ap.elements());
+  if (!hit) {
+    // Evict the least recently used tiles (never one used by the current matmul).
+    while (cache_floats_ + n > kCacheFloats) {
+      auto victim = cache_.end();
+      for (auto it = cache_.begin(); it != cache_.end(); ++it)
+        if (it->last_use < use_clock_ && (victim == cache_.end() || it->last_use < victim->last_use)) victim = it;
+      if (victim == cache_.end()) break;
+      cache_floats_ -= victim->values.size();
+      give_back(std::move(victim->values));
+      if (victim != cache_.end() - 1) *victim = std::move(cache_.back());
+      cache_.pop_back();
+    }
+    cache_.push_back({ap, 0, 0, take_floats(n)});
+    hit = &cache_.back();
+  }
+  cache_floats_ -= hit->values.size();
+  hit->values.resize(n);
+  cache_floats_ += n;
+  read_tile(ap, mem, hit->values.data());
+  hit->stamp = sp->stamp();
+  hit->last_use = use_clock_;
+  return {hit->values.data(), F};
+}
+
 void TensorEngine::execute(const isa::Matmul& mm) {
   const int K = mm.moving.partitions;
   const int M = static_cast<int>(mm.stationary.free_size());
   const int N = static_cast<int>(mm.moving.free_size());
-  float* w = core_.read(mm.stationary, 0);   // [K, M]
-  float* x = core_.read(mm.moving, 1);       // [K, N]
+  ++use_clock_;
+  // Operands: a sparse stationary is pruned in a private copy; the others are read in place
+  // (fp32) or from the decoded-tile cache. Stationary first: the moving tile cannot evict it.
+  Operand ws = operand(mm.stationary, 0, mm.sparse_stationary);
+  Operand xs = operand(mm.moving, 1, false);
   if (mm.sparse_stationary) {  // keep the 4 largest |w| of each 16 along K, per column
+    float* w = const_cast<float*>(ws.data);  // the private copy from core_.read
     for (int m = 0; m < M; ++m)
       for (int g = 0; g + 16 <= K; g += 16) {
         int idx[16];
@@ -90,17 +164,21 @@ void TensorEngine::execute(const isa::Matmul& mm) {
       }
   }
   const float beta = mm.start ? 0.0f : 1.0f;
-  if (mm.out.dtype == numerics::DType::F32 && mm.out.contiguous()) {
+  const int lda = static_cast<int>(ws.ld), ldb = static_cast<int>(xs.ld);
+  if (mm.out.dtype == numerics::DType::F32 && mm.out.contiguous() && mm.out.space != isa::Space::HBM) {
     // Accumulate straight into PSUM: row m of the result is partition m of the bank.
-    PartitionBase mem = core_.memory(mm.out);
+    Scratchpad* sp = scratchpad(mm.out);
+    PartitionBase mem = sp->base();
     float* c = reinterpret_cast<float*>(mem.row(mm.out, 0));
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0f, w, M, x, N, beta, c,
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0f, ws.data, lda, xs.data, ldb, beta, c,
                 static_cast<int>(mem.partition_bytes / 4));
+    const auto [lo, hi] = mm.out.byte_extent();
+    sp->note_write(lo, hi);
     return;
   }
-  float* c = mm.start ? core_.read(mm.out, 2) : core_.read(mm.out, 2);
+  float* c = core_.read(mm.out, 2);
   if (mm.start) std::memset(c, 0, sizeof(float) * M * N);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0f, w, M, x, N, beta, c, N);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0f, ws.data, lda, xs.data, ldb, beta, c, N);
   core_.write(mm.out, c);
 }
 

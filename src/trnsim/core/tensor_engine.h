@@ -10,14 +10,20 @@
 //                    least as long), and in full when TensorE had been idle waiting for data.
 //   transpose        max(P, min(64, F)) / rate
 #pragma once
+#include <array>
+#include <vector>
+
 #include "trnsim/core/unit.h"
 #include "trnsim/hw/chip_spec.h"
 
 namespace trnsim::core {
 
+class Scratchpad;
+
 class TensorEngine : public Unit {
  public:
   using Unit::Unit;
+  ~TensorEngine() override;
   static double multiply_cycles(const isa::Op& op, const hw::TensorEngineSpec& te);
   static double load_stationary_cycles(const isa::Matmul& mm, const hw::TensorEngineSpec& te);
 
@@ -25,6 +31,21 @@ class TensorEngine : public Unit {
   sim::Time begin(const isa::Instruction& ins, sim::Time t) override;
 
  private:
+  // Functional operands as fp32 rows: data[k * ld + i].
+  struct Operand {
+    const float* data;
+    int64_t ld;
+  };
+  struct CachedTile {
+    isa::AccessPattern ap;
+    uint64_t stamp = 0;      // the memory's write stamp when decoded
+    uint64_t last_use = 0;
+    std::vector<float> values;
+  };
+  static constexpr size_t kCacheFloats = size_t{16} << 20;  // 64 MiB of decoded tiles
+  Operand operand(const isa::AccessPattern& ap, int slot, bool mutate);
+  Scratchpad* scratchpad(const isa::AccessPattern& ap);
+  double pair_rate(numerics::DType a, numerics::DType b);  // rate(), memoised
   void execute(const isa::Matmul& mm);
   void execute(const isa::Transpose& tr);
 
@@ -33,6 +54,16 @@ class TensorEngine : public Unit {
   bool stationary_sparse_ = false;
   sim::Time last_end_;
   double last_multiply_cycles_ = 0;
+  struct RateMemo {
+    bool valid = false;
+    numerics::DType a{}, b{};
+    double rate = 1;
+  };
+  std::array<RateMemo, 4> rate_memo_{};
+  unsigned next_memo_ = 0;
+  std::vector<CachedTile> cache_;  // decoded non-fp32 operand tiles (functional mode)
+  size_t cache_floats_ = 0;
+  uint64_t use_clock_ = 0;         // matmuls executed (LRU clock)
 };
 
 }  // namespace trnsim::core

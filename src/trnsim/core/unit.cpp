@@ -18,7 +18,7 @@ void Semaphores::on_event(Time now, uint64_t s) {
 }
 
 Unit::Unit(Chip& chip, NeuronCore& core, isa::UnitId id, const std::vector<isa::Instruction>& stream)
-    : chip_(chip), core_(core), id_(id), stream_(stream) {}
+    : chip_(chip), core_(core), id_(id), stream_(stream), shares_ports_(core.shares_ports(id.engine)) {}
 
 void Unit::start() {
   if (!stream_.empty()) chip_.queue().schedule(Time(), this, 0);
@@ -41,9 +41,18 @@ void Unit::run_from(Time now) {
         return;
       }
     }
+    // A shared port (NeuronCore-v2) is requested in simulated-time order (from an event at the
+    // request time, not ahead of the clock) and granted first come, first served: the
+    // instruction starts when the engines that asked before it have released the port.
+    const uint8_t ports = shares_ports_ ? core_.ports(id_.engine, ins.op) : 0;
+    if (ports) {
+      if (t > now) { chip_.queue().schedule(t, this, 0); return; }
+      t = sim::max(t, core_.ports_free_at(ports));
+    }
     start_ = t;
     busy_ = true;
     Time end = begin(ins, t);
+    if (ports) core_.hold_ports(ports, end);
     if (end == Time::max()) return;  // asynchronous: complete() follows
     retire(t, end);
     t = end;

@@ -46,6 +46,7 @@ class Unit : public sim::Handler {
   size_t pc_ = 0;
   bool busy_ = false;
   bool started_ = false;
+  bool shares_ports_ = false;  // may need a shared SBUF/PSUM port (NeuronCore-v2)
   sim::Time free_at_;
   sim::Time start_;
   sim::UnitCounters counters_;

@@ -17,7 +17,9 @@ constexpr float kMasked = -1e30f;    // exp(scale * (s + kMasked) - m) == 0 in f
 enum Col : int64_t { kMax0 = 0, kSum0 = 2, kNegMax = 4, kBlockMax = 5, kAlpha = 6, kRowSum = 7,
                      kRecip = 8, kCols = 9 };
 
-constexpr size_t kGroup = 4;        // query tiles whose block steps interleave
+// Query tiles whose block steps interleave: 4, or 2 for fp32, whose P^T tiles take a whole
+// PSUM bank each (a group's P^T must all be live at once; PSUM has 8 banks).
+constexpr size_t kGroup = 4;
 
 // One query tile in flight: its Q^T, running statistics (ping-pong max/sum columns) and output
 // accumulator.
@@ -76,22 +78,25 @@ void attention(KernelBuilder& kb, const Tensor& q, const Tensor& k, const Tensor
                                  "and V ({}), at most {} KiB fit: use seq <= {}", n.seq, kv_bytes / 1024,
                                  numerics::name(dt), avail / 1024, avail / (dsz * (1 + n.d / 128.0)) / 128 * 128));
   const int kv_depth = 2 * kv_bytes <= avail ? 2 : 1;
+  const DType pdt = dt == DType::F32 ? DType::F32 : DType::BF16;  // P feeds TensorE
+  const size_t group_size = pdt == DType::F32 ? 2 : kGroup;
+  const int g = static_cast<int>(group_size);
   TileRing kt_ring(kb, Space::SBUF, {128, n.seq}, dt, kv_depth, "attention.kT");
   TileRing v_ring(kb, Space::SBUF, {128, nkt * n.d}, dt, kv_depth, "attention.v");
   TileRing ld_ring(kb, Space::SBUF, {128, n.d}, dt, 4, "attention.load");
-  TileRing qt_ring(kb, Space::SBUF, {128, kQTile}, dt, 2 * kGroup, "attention.qT");
+  TileRing qt_ring(kb, Space::SBUF, {128, kQTile}, dt, 2 * g, "attention.qT");
   TileRing tps_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, 1, "attention.transpose");
-  TileRing s_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, kGroup, "attention.scores");
-  TileRing pv_ring(kb, Space::PSUM, {128, n.d}, DType::F32, kGroup, "attention.pv");
-  TileRing sm_ring(kb, Space::SBUF, {128, kKvBlock}, DType::F32, 2 * kGroup, "attention.masked");
-  const DType pdt = dt == DType::F32 ? DType::F32 : DType::BF16;  // P feeds TensorE
-  TileRing p_ring(kb, Space::SBUF, {128, kKvBlock}, pdt, 2 * kGroup, "attention.p");
-  TileRing pt_ring(kb, Space::SBUF, {128, kKvBlock}, pdt, 2 * kGroup, "attention.pT");
+  TileRing s_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, g, "attention.scores");
+  TileRing sm_ring(kb, Space::SBUF, {128, kKvBlock}, DType::F32, 2 * g, "attention.masked");
+  TileRing p_ring(kb, Space::SBUF, {128, kKvBlock}, pdt, 2 * g, "attention.p");
+  TileRing pt_ring(kb, Space::SBUF, {128, kKvBlock}, pdt, 2 * g, "attention.pT");
   // P^T in PSUM in P's dtype: bf16 fits two per bank, so a whole group's fit beside the scores.
-  TileRing ptps_ring(kb, Space::PSUM, {128, kKvBlock}, pdt, pdt == DType::F32 ? 2 : kGroup, "attention.pT_psum");
-  TileRing acc_ring(kb, Space::SBUF, {128, n.d}, DType::F32, 2 * kGroup, "attention.acc");
-  TileRing o_ring(kb, Space::SBUF, {128, n.d}, dt, kGroup, "attention.out");
-  TileRing st_ring(kb, Space::SBUF, {128, kCols}, DType::F32, 2 * kGroup, "attention.stats");
+  TileRing ptps_ring(kb, Space::PSUM, {128, kKvBlock}, pdt, g, "attention.pT_psum");
+  // After the bank-sized tiles, so the small ones pack into what is left (8 banks in all).
+  TileRing pv_ring(kb, Space::PSUM, {128, n.d}, DType::F32, g, "attention.pv");
+  TileRing acc_ring(kb, Space::SBUF, {128, n.d}, DType::F32, 2 * g, "attention.acc");
+  TileRing o_ring(kb, Space::SBUF, {128, n.d}, dt, g, "attention.out");
+  TileRing st_ring(kb, Space::SBUF, {128, kCols}, DType::F32, 2 * g, "attention.stats");
 
   // Causal masks for a diagonal block whose first key is `o` = 0/128/256/384 before the
   // query tile's first row: key j of the block is visible to row p iff j <= p + o.
@@ -126,9 +131,9 @@ void attention(KernelBuilder& kb, const Tensor& q, const Tensor& k, const Tensor
     // Query tiles go in groups whose block steps interleave: each tile's steps form a serial
     // chain (the running max), so interleaving independent chains keeps all engines busy.
     const auto q_tiles = split(n.seq, kQTile);
-    for (size_t g0 = 0; g0 < q_tiles.size(); g0 += kGroup) {
+    for (size_t g0 = 0; g0 < q_tiles.size(); g0 += group_size) {
       std::vector<QueryTile> group;
-      for (size_t i = g0; i < std::min(q_tiles.size(), g0 + kGroup); ++i) {
+      for (size_t i = g0; i < std::min(q_tiles.size(), g0 + group_size); ++i) {
         QueryTile t{q_tiles[i]};
         const int64_t p = t.rows.size;
         View ql = corner(ld_ring.next(), p, n.d);

@@ -30,6 +30,25 @@ TRNSIM_TARGET_AVX2 void encode_rne_avx2(const float* in, Out* out, size_t n) {
 #endif
 #undef TRNSIM_ENCODE_LOOP
 
+// 16-bit decodes (bf16: a shift; fp16: decode_f16), built the same two ways.
+#define TRNSIM_DECODE16_LOOP                                                  \
+  if (bf16) {                                                                 \
+    for (size_t i = 0; i < n; ++i) out[i] = u2f(uint32_t(in[i]) << 16);      \
+  } else {                                                                    \
+    for (size_t i = 0; i < n; ++i) out[i] = decode_f16(in[i]);                \
+  }
+
+void decode16_baseline(const uint16_t* in, float* out, size_t n, bool bf16) {
+  TRNSIM_DECODE16_LOOP
+}
+
+#if TRNSIM_NUMERICS_AVX2
+TRNSIM_TARGET_AVX2 void decode16_avx2(const uint16_t* in, float* out, size_t n, bool bf16) {
+  TRNSIM_DECODE16_LOOP
+}
+#endif
+#undef TRNSIM_DECODE16_LOOP
+
 template <class Codec, bool kSat, class Out>
 void encode_rne(const float* in, Out* out, size_t n) {
 #if TRNSIM_NUMERICS_AVX2
@@ -123,13 +142,16 @@ float decode(uint32_t bits, DType t) {
   return u2f(bits);  // fp32
 }
 
-void encode(std::span<const float> in, DType t, std::span<uint8_t> out, const ConvertOptions& opt) {
+void encode(std::span<const float> in, DType t, std::span<uint8_t> out,
+            const ConvertOptions& opt) {
   encode_any(in, t, out, opt);
 }
-void encode(std::span<const float> in, DType t, std::span<uint16_t> out, const ConvertOptions& opt) {
+void encode(std::span<const float> in, DType t, std::span<uint16_t> out,
+            const ConvertOptions& opt) {
   encode_any(in, t, out, opt);
 }
-void encode(std::span<const float> in, DType t, std::span<uint32_t> out, const ConvertOptions& opt) {
+void encode(std::span<const float> in, DType t, std::span<uint32_t> out,
+            const ConvertOptions& opt) {
   encode_any(in, t, out, opt);
 }
 
@@ -143,11 +165,11 @@ void decode(std::span<const uint8_t> in, DType t, std::span<float> out) {
 void decode(std::span<const uint16_t> in, DType t, std::span<float> out) {
   check_slot(t, 2, "decode");
   check_sizes("decode", in.size(), out.size());
-  if (t == DType::BF16) {
-    for (size_t i = 0; i < in.size(); ++i) out[i] = u2f(uint32_t(in[i]) << 16);
-  } else {
-    for (size_t i = 0; i < in.size(); ++i) out[i] = decode_f16(in[i]);
-  }
+  const bool bf16 = t == DType::BF16;
+#if TRNSIM_NUMERICS_AVX2
+  if (use_avx2()) return decode16_avx2(in.data(), out.data(), in.size(), bf16);
+#endif
+  decode16_baseline(in.data(), out.data(), in.size(), bf16);
 }
 
 void decode(std::span<const uint32_t> in, DType t, std::span<float> out) {

@@ -9,6 +9,9 @@
 
 namespace trnsim::numerics {
 
+// Stochastic rounding picks one of the two grid neighbours of x, the upper with probability
+// proportional to the distance from the lower (so E[result] = x); above the max the upper
+// neighbour lies past the range and follows the overflow rule.
 struct ConvertOptions {
   Rounding rounding = Rounding::NearestEven;
   Overflow overflow = Overflow::Default;
@@ -43,11 +46,11 @@ void quantize(std::span<float> values, DType t, const ConvertOptions& opt = {});
 // OCP MX (v1.0) block quantisation: per block of 32, scale = 2^(floor(log2(amax)) - emax_elem),
 // elements = convert(x / scale) saturating to the element's max. elements has one slot per
 // value (fp4 in the low nibble), scales one E8M0 code per block (ceil(n / 32); a short last
-// block is allowed). Edge cases, as in the OCP spec and Microsoft's microxcaling reference:
+// block is allowed). Edge cases (the first two as Microsoft's microxcaling reference does):
 //  - the shared exponent is clamped below at -127 (E8M0 code 0), so an all-zero block (or one
 //    of only tiny values) gets scale 2^-127 and its elements round as usual;
-//  - a block holding a NaN or an infinity gets the NaN scale 0xFF and all-zero element codes,
-//    so the whole block decodes to NaN;
+//  - a block holding a NaN or an infinity gets the NaN scale 0xFF, so the whole block decodes
+//    to NaN; its element codes are written as 0;
 //  - elements always saturate (opt.overflow is ignored); opt.rounding applies to elements,
 //    with element i of the call using counter opt.offset + i.
 void mx_quantize(std::span<const float> in, DType mx, std::span<uint8_t> elements,

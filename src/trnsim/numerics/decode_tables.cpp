@@ -26,7 +26,8 @@ constexpr Table kE5M2 = float_table<kF8E5M2>();
 constexpr Table kE3M4 = float_table<kF8E3M4>();
 constexpr Table kE2M1 = float_table<kF4E2M1>();
 constexpr Table kE8M0 = make_table(decode_e8m0_bits);
-constexpr Table kI8 = make_table([](uint32_t c) { return std::bit_cast<uint32_t>(float(int8_t(c))); });
+constexpr Table kI8 =
+    make_table([](uint32_t c) { return std::bit_cast<uint32_t>(float(int8_t(c))); });
 
 static_assert(kE4M3[0x38] == 1.0f && kE4M3[0x7E] == 448.0f && kE4M3[0x01] == 0x1p-9f);
 static_assert(kE5M2[0x7B] == 57344.0f && kE3M4[0x6F] == 15.5f && kE2M1[0xF] == -6.0f);

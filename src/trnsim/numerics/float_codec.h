@@ -35,7 +35,9 @@ inline uint32_t encode_float(float x) {
     const uint32_t sub = f2u(u2f(a) + u2f(F.subnormal_magic_bits())) - F.subnormal_magic_bits();
     r = select(a < F.min_normal_bits(), sub, r);
   }
-  r = select(r > F.max_code, kSaturate ? F.max_code : F.ovf_code, r);
+  // bf16 needs no overflow select by default: rounding past the max carries into inf.
+  if constexpr (kSaturate || F.bias != 127)
+    r = select(r > F.max_code, kSaturate ? F.max_code : F.ovf_code, r);
   uint32_t nan = F.nan_code;
   if constexpr (F.nan_payload) {
     const uint32_t p = (a & 0x7FFFFFu) >> S;

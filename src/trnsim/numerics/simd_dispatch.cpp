@@ -8,6 +8,7 @@ namespace {
 
 bool cpu_has_avx2() {
 #if TRNSIM_NUMERICS_AVX2
+  __builtin_cpu_init();  // safe even if the first conversion runs in a static constructor
   return __builtin_cpu_supports("avx2");
 #else
   return false;

@@ -95,12 +95,12 @@ std::vector<int> assign_lanes(const core::RunResult& r) {
 }
 
 void metadata(Sink& s, bool& first, int pid, int tid, std::string_view what, const std::string& value) {
-  s.put(fmt::format("{}\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"args\":{{\"name\":{}}}}}",
+  s.put(fmt::format("{}\n{{\"ph\":\"M\",\"ts\":0,\"pid\":{},\"tid\":{},\"name\":\"{}\",\"args\":{{\"name\":{}}}}}",
                     first ? "" : ",", pid, tid, what, quote(value)));
   first = false;
 }
 void sort_index(Sink& s, int pid, int tid, std::string_view what, int index) {
-  s.put(fmt::format(",\n{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"{}\",\"args\":{{\"sort_index\":{}}}}}",
+  s.put(fmt::format(",\n{{\"ph\":\"M\",\"ts\":0,\"pid\":{},\"tid\":{},\"name\":\"{}\",\"args\":{{\"sort_index\":{}}}}}",
                     pid, tid, what, index));
 }
 

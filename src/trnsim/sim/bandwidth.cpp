@@ -51,16 +51,20 @@ void BandwidthNetwork::reallocate(Time now) {
   // Progressive filling: raise all unfrozen flows' rates together until a resource is full or
   // a flow reaches its cap; freeze those flows; repeat.
   for (auto& f : flows_) f.rate = 0;
-  std::vector<double> left(res_.size());
-  std::vector<int> unfrozen_users(res_.size(), 0);
+  auto& left = left_;
+  auto& unfrozen_users = unfrozen_users_;
+  auto& live = live_;
+  auto& frozen = frozen_;
+  left.resize(res_.size());
+  unfrozen_users.assign(res_.size(), 0);
   for (size_t r = 0; r < res_.size(); ++r) left[r] = res_[r].capacity;
-  std::vector<int> live;
+  live.clear();
   for (int i = 0; i < static_cast<int>(flows_.size()); ++i)
     if (flows_[i].active) {
       live.push_back(i);
       for (int k = 0; k < flows_[i].nres; ++k) ++unfrozen_users[flows_[i].res[k]];
     }
-  std::vector<char> frozen(flows_.size(), 0);
+  frozen.assign(flows_.size(), 0);
   size_t nfrozen = 0;
   while (nfrozen < live.size()) {
     double inc = std::numeric_limits<double>::infinity();
@@ -103,8 +107,10 @@ void BandwidthNetwork::on_event(Time now, uint64_t arg) {
   if (arg != generation_) return;  // superseded by a later reallocation
   advance(now);
   // Finish every flow that is done (tolerance: a thousandth of a byte).
-  std::vector<int> done;
-  std::vector<uint64_t> tags;
+  auto& done = done_;
+  auto& tags = tags_;
+  done.clear();
+  tags.clear();
   for (int i = 0; i < static_cast<int>(flows_.size()); ++i) {
     Flow& f = flows_[i];
     if (f.active && f.remaining <= 1e-3 + f.rate * 1e-3) { done.push_back(i); tags.push_back(f.tag); }
@@ -120,7 +126,9 @@ void BandwidthNetwork::on_event(Time now, uint64_t arg) {
     free_ids_.push_back(i);
   }
   reallocate(now);
-  for (uint64_t t : tags) on_done_(ctx_, now, t);
+  // on_done_ may start flows (reallocate), never re-enter on_event: a copy is not needed,
+  // but the loop must not hold a reference across a resize of tags_, so index it.
+  for (size_t i = 0, n = tags.size(); i < n; ++i) on_done_(ctx_, now, tags_[i]);
 }
 
 }  // namespace trnsim::sim

@@ -66,6 +66,11 @@ class BandwidthNetwork : public Handler {
   int active_ = 0;
   Time last_;
   uint64_t generation_ = 0;  // stale completion events carry an older generation
+  // Scratch of reallocate/on_event, kept to avoid allocating per event.
+  std::vector<double> left_;
+  std::vector<int> unfrozen_users_, live_, done_;
+  std::vector<char> frozen_;
+  std::vector<uint64_t> tags_;
 };
 
 }  // namespace trnsim::sim

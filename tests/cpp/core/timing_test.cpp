@@ -6,6 +6,8 @@
 
 #include "trnsim/common/error.h"
 #include "trnsim/core/dma_queue.h"
+#include "trnsim/core/gpsimd_engine.h"
+#include "trnsim/core/vector_engine.h"
 #include "trnsim/core/run.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/sim/time.h"
@@ -195,6 +197,122 @@ TEST(Run, MissingInputIsAnError) {
   p.tensors.push_back(HbmTensor{"x", {4, 8}, DType::BF16, HbmTensor::Kind::Input});
   EXPECT_THROW(core::run(p, trn1()), Error);
   EXPECT_NO_THROW(timing(p));
+}
+
+// NeuronCore-v2 shared ports: VectorE and GpSimd share the SBUF port, VectorE and ScalarE the
+// PSUM port. Independent instructions that would overlap on trn2 (and on trn1 with the flags
+// off) run one after the other on trn1: the second starts when the first releases the port.
+struct PortCase {
+  Program p;
+  Engine second;
+  int64_t first_ps, second_ps;  // durations (exact, from the cost formulas)
+};
+
+PortCase sbuf_port_case(const hw::ChipSpec& chip) {
+  PortCase c{single_core(), Engine::GpSimd, 0, 0};
+  TensorCopy copy{sb(128, 1024, DType::BF16), sb(128, 1024, DType::BF16, 4096)};
+  Iota iota{sb(128, 256, DType::F32, 16384), 0, 1, {1, 0, 0, 0}};
+  c.p.cores[0].stream(Engine::Vector).push_back({copy, {}});
+  c.p.cores[0].stream(Engine::GpSimd).push_back({iota, {}});
+  c.first_ps = Time::cycles(core::vector_cycles(copy, chip.core.vector), chip.core.vector.clock).ps();
+  c.second_ps = Time::cycles(core::gpsimd_cycles(iota, chip.core.gpsimd), chip.core.gpsimd.clock).ps();
+  return c;
+}
+
+PortCase psum_port_case(const hw::ChipSpec& chip) {
+  PortCase c{single_core(), Engine::Scalar, 0, 0};
+  TensorCopy evict{sb(128, 512, DType::F32), ps(128, 512)};  // PSUM -> SBUF on VectorE
+  Activation act{sb(128, 512, DType::F32, 8192), ps(128, 512, 2048), ActFunc::Exp, ScalarOperand::immediate(1),
+                 ScalarOperand::immediate(0), false, {}};        // PSUM -> SBUF on ScalarE
+  c.p.cores[0].stream(Engine::Vector).push_back({evict, {}});
+  c.p.cores[0].stream(Engine::Scalar).push_back({act, {}});
+  c.first_ps = Time::cycles(core::vector_cycles(evict, chip.core.vector), chip.core.vector.clock).ps();
+  c.second_ps = Time::cycles(core::vector_cycles(act, chip.core.scalar), chip.core.scalar.clock).ps();
+  return c;
+}
+
+const core::InstructionRecord& record_of(const core::RunResult& r, Engine e) {
+  for (auto& x : r.records)
+    if (x.engine == e) return x;
+  throw Error("no record");
+}
+
+void expect_overlap(const PortCase& c, const hw::ChipSpec& chip) {
+  auto r = timing(c.p, chip);
+  const auto& v = record_of(r, Engine::Vector);
+  const auto& o = record_of(r, c.second);
+  EXPECT_EQ(v.start_ps, 0);
+  EXPECT_EQ(v.end_ps, c.first_ps);
+  EXPECT_EQ(o.start_ps, 0);
+  EXPECT_EQ(o.end_ps, c.second_ps);
+  EXPECT_EQ(r.total.ps(), std::max(c.first_ps, c.second_ps));
+}
+
+void expect_serialised(const PortCase& c, const hw::ChipSpec& chip) {
+  auto r = timing(c.p, chip);
+  const auto& v = record_of(r, Engine::Vector);
+  const auto& o = record_of(r, c.second);
+  EXPECT_EQ(v.start_ps, 0);  // VectorE is first in issue order at time 0
+  EXPECT_EQ(v.end_ps, c.first_ps);
+  EXPECT_EQ(o.start_ps, c.first_ps);  // waits for the port, then runs its full length
+  EXPECT_EQ(o.end_ps, c.first_ps + c.second_ps);
+  EXPECT_EQ(r.total.ps(), c.first_ps + c.second_ps);
+}
+
+TEST(SharedPorts, FlagsAreSetOnNeuronCoreV2Only) {
+  EXPECT_TRUE(trn1().core.shared_sbuf_port_vector_gpsimd);
+  EXPECT_TRUE(trn1().core.shared_psum_port_vector_scalar);
+  auto trn2 = hw::load_chip("trn2");
+  EXPECT_FALSE(trn2.core.shared_sbuf_port_vector_gpsimd);
+  EXPECT_FALSE(trn2.core.shared_psum_port_vector_scalar);
+}
+
+TEST(SharedPorts, VectorAndGpSimdShareSbufOnTrn1) {
+  auto trn2 = hw::load_chip("trn2");
+  expect_overlap(sbuf_port_case(trn2), trn2);
+  hw::ChipSpec open = trn1();
+  open.core.shared_sbuf_port_vector_gpsimd = open.core.shared_psum_port_vector_scalar = false;
+  expect_overlap(sbuf_port_case(open), open);
+  expect_serialised(sbuf_port_case(trn1()), trn1());
+}
+
+TEST(SharedPorts, VectorAndScalarSharePsumOnTrn1) {
+  auto trn2 = hw::load_chip("trn2");
+  expect_overlap(psum_port_case(trn2), trn2);
+  hw::ChipSpec open = trn1();
+  open.core.shared_sbuf_port_vector_gpsimd = open.core.shared_psum_port_vector_scalar = false;
+  expect_overlap(psum_port_case(open), open);
+  expect_serialised(psum_port_case(trn1()), trn1());
+  // Only the PSUM port is shared with ScalarE: with that flag off, they overlap again.
+  hw::ChipSpec sbuf_only = trn1();
+  sbuf_only.core.shared_psum_port_vector_scalar = false;
+  expect_overlap(psum_port_case(sbuf_only), sbuf_only);
+}
+
+TEST(SharedPorts, ScalarEOnSbufAndTensorENeverWait) {
+  // ScalarE reading SBUF and GpSimd are not restricted against each other; VectorE and ScalarE
+  // both on SBUF only are not either.
+  Program p = single_core();
+  p.cores[0].stream(Engine::Vector).push_back({Memset{sb(128, 1024, DType::F32), 1.0f}, {}});
+  p.cores[0].stream(Engine::Scalar).push_back({Activation{sb(128, 1024, DType::F32, 8192), sb(128, 1024, DType::F32, 16384),
+                                                          ActFunc::Exp, ScalarOperand::immediate(1), ScalarOperand::immediate(0), false, {}}, {}});
+  auto r = timing(p);
+  for (auto& x : r.records) EXPECT_EQ(x.start_ps, 0);
+}
+
+TEST(SharedPorts, WaiterRunsInStreamOrderAfterRelease) {
+  // First come, first served by simulated request time: VectorE copy 1 and GpSimd ask at 0
+  // (VectorE first in issue order), VectorE copy 2 at copy 1's end, after GpSimd's request, so
+  // it waits for GpSimd to release the port.
+  PortCase c = sbuf_port_case(trn1());
+  c.p.cores[0].stream(Engine::Vector).push_back(c.p.cores[0].stream(Engine::Vector)[0]);
+  auto r = timing(c.p);
+  int64_t v2_start = -1;
+  for (auto& x : r.records)
+    if (x.engine == Engine::Vector && x.index == 1) v2_start = x.start_ps;
+  const auto& g = record_of(r, Engine::GpSimd);
+  EXPECT_EQ(g.start_ps, c.first_ps);
+  EXPECT_EQ(v2_start, c.first_ps + c.second_ps);
 }
 
 }  // namespace

@@ -144,7 +144,8 @@ TEST(Convert, QuantizeIsEncodeThenDecode) {
   std::vector<float> v = {0.1f, 1000.0f, -3.3f, 1e-9f};
   auto q = v;
   quantize(q, DType::BF16);
-  for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(q[i], decode(encode(v[i], DType::BF16), DType::BF16));
+  for (size_t i = 0; i < v.size(); ++i)
+    EXPECT_EQ(q[i], decode(encode(v[i], DType::BF16), DType::BF16));
   q = v;
   quantize(q, DType::F8E4M3, kSat);
   EXPECT_EQ(q[1], 448.0f);

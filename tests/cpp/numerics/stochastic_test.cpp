@@ -42,7 +42,8 @@ TEST(Stochastic, IndependentOfHowTheArrayIsSplit) {
            std::span<uint16_t>(parts).subspan(lo, n), sr(7, lo));
   }
   EXPECT_EQ(whole, parts);
-  for (size_t i = 0; i < x.size(); i += 37) EXPECT_EQ(whole[i], encode(x[i], DType::BF16, sr(7), i));
+  for (size_t i = 0; i < x.size(); i += 37)
+    EXPECT_EQ(whole[i], encode(x[i], DType::BF16, sr(7), i));
 }
 
 TEST(Stochastic, OnlyTheTwoNeighboursAndExactValuesStay) {

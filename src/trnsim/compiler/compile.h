@@ -1,0 +1,28 @@
+// compile(graph, chip, options) -> CompiledModel: the named pass pipeline, with check() of
+// the IR after every pass and the wall time of each.
+//   bind-inputs, shape-inference, constant-folding, decomposition, constant-folding,
+//   fusion, dead-code, memory-planning, lowering (tiling + instruction emission per node).
+#pragma once
+#include <map>
+#include <string>
+
+#include "trnsim/compiler/compiled_model.h"
+#include "trnsim/hw/chip_spec.h"
+
+namespace trnsim::compiler {
+
+struct CompileOptions {
+  DTypePolicy policy = DTypePolicy::FP32;
+  int64_t batch = 1;                          // symbolic leading axes of inputs
+  std::map<std::string, int64_t> dims;        // other symbolic axes by name
+  std::map<std::string, Shape> input_shapes;  // exact input shapes (win over the above)
+  bool fuse = true;
+  bool keep_ir = false;                       // keep each pass's IR dump (for --dump-ir)
+};
+
+CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& options = {});
+
+// Lowers one node into its Segment (exposed for the per-op tests).
+Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTypePolicy policy);
+
+}  // namespace trnsim::compiler

@@ -1,0 +1,111 @@
+#include "trnsim/compiler/lower_context.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "trnsim/common/error.h"
+#include "trnsim/compiler/shape_util.h"
+
+namespace trnsim::compiler {
+
+SView row_major(const std::string& tensor, const Shape& shape) {
+  return {tensor, 0, shape, row_major_strides(shape)};
+}
+
+SView broadcast_view(const std::string& tensor, const Shape& in, const Shape& out) {
+  return {tensor, 0, out, broadcast_strides(in, out)};
+}
+
+TilePlan plan_tiles(const std::vector<SView>& views) {
+  const size_t nv = views.size();
+  // Drop size-1 axes, then merge neighbours that are contiguous in every view.
+  Shape dims;
+  std::vector<std::vector<int64_t>> st(nv);
+  for (size_t d = 0; d < views[0].shape.size(); ++d) {
+    if (views[0].shape[d] == 1) continue;
+    bool merge = !dims.empty();
+    for (size_t v = 0; v < nv && merge; ++v) merge = st[v].back() == views[v].strides[d] * views[0].shape[d];
+    if (merge) {
+      dims.back() *= views[0].shape[d];
+      for (size_t v = 0; v < nv; ++v) st[v].back() = views[v].strides[d];
+    } else {
+      dims.push_back(views[0].shape[d]);
+      for (size_t v = 0; v < nv; ++v) st[v].push_back(views[v].strides[d]);
+    }
+  }
+  TilePlan p;
+  p.outer_strides.assign(nv, {});
+  p.row_stride.assign(nv, 0);
+  p.col_stride.assign(nv, 0);
+  if (dims.empty()) return p;
+  if (dims.size() == 1) {
+    // One long axis: fold it into [rows, cols] with rows the largest divisor <= 128.
+    int64_t n = dims[0], r = 1;
+    for (int64_t c = std::min<int64_t>(128, n); c >= 1; --c)
+      if (n % c == 0) { r = c; break; }
+    p.rows = r;
+    p.cols = n / r;
+    for (size_t v = 0; v < nv; ++v) {
+      p.col_stride[v] = st[v][0];
+      p.row_stride[v] = st[v][0] * p.cols;
+    }
+    return p;
+  }
+  const size_t r = dims.size();
+  p.rows = dims[r - 2];
+  p.cols = dims[r - 1];
+  p.outer.assign(dims.begin(), dims.end() - 2);
+  for (size_t v = 0; v < nv; ++v) {
+    p.row_stride[v] = st[v][r - 2];
+    p.col_stride[v] = st[v][r - 1];
+    p.outer_strides[v].assign(st[v].begin(), st[v].end() - 2);
+  }
+  return p;
+}
+
+void for_each_tile(const TilePlan& p, int64_t max_cols,
+                   const std::function<void(int64_t, kernels::Span, kernels::Span)>& f) {
+  const int64_t outer = numel(p.outer);
+  for (int64_t o = 0; o < outer; ++o)
+    for (const auto& rs : kernels::split(p.rows, 128))
+      for (const auto& cs : kernels::split(p.cols, max_cols)) f(o, rs, cs);
+}
+
+const kernels::Tensor& LowerCtx::hbm(const std::string& name) {
+  return hbm_shaped(name, {std::max<int64_t>(1, numel(g.tensor(name).shape))});
+}
+
+const kernels::Tensor& LowerCtx::hbm_shaped(const std::string& name, std::vector<int64_t> elems) {
+  auto it = tensors.find(name);
+  if (it != tensors.end()) return it->second;
+  bool is_out = std::find(n.outputs.begin(), n.outputs.end(), name) != n.outputs.end();
+  kernels::Tensor k = is_out ? kb.hbm_output(name, elems, DType::F32) : kb.hbm_input(name, elems, DType::F32);
+  (is_out ? writes : reads).push_back(name);
+  return tensors.emplace(name, k).first->second;
+}
+
+kernels::Tensor LowerCtx::scratch(const std::string& base, int64_t elements) {
+  return kb.hbm_scratch(fmt::format("{}.{}", n.name, base), {std::max<int64_t>(1, elements)}, DType::F32);
+}
+
+View LowerCtx::view(const SView& v, const TilePlan& p, size_t which, int64_t outer_index, kernels::Span rows,
+                    kernels::Span cols) {
+  const kernels::Tensor& t = hbm(v.tensor);
+  int64_t off = v.offset;
+  for (int d = static_cast<int>(p.outer.size()) - 1; d >= 0; --d) {
+    off += (outer_index % p.outer[d]) * p.outer_strides[which][d];
+    outer_index /= p.outer[d];
+  }
+  off += rows.begin * p.row_stride[which] + cols.begin * p.col_stride[which];
+  isa::AccessPattern ap = t.ap();
+  ap.offset = off * ap.element_bytes();
+  ap.partitions = static_cast<uint16_t>(rows.size);
+  ap.partition_stride = p.row_stride[which];
+  ap.ndims = 1;
+  ap.dims = {};
+  ap.dims[0] = {static_cast<int32_t>(p.col_stride[which]), static_cast<int32_t>(cols.size)};
+  return View(ap, {rows.size, cols.size}, t.buffer());
+}
+
+}  // namespace trnsim::compiler

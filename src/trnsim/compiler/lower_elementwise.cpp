@@ -1,0 +1,243 @@
+#include "trnsim/compiler/lower_elementwise.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "trnsim/common/error.h"
+#include "trnsim/compiler/op_params.h"
+#include "trnsim/compiler/shape_util.h"
+
+namespace trnsim::compiler {
+
+using isa::ActFunc;
+using isa::AluOp;
+using kernels::Span;
+using kernels::TileRing;
+
+namespace {
+
+constexpr int64_t kMaxCols = 2048;      // fp32 columns per tile: 8 KiB of each partition
+constexpr int64_t kMaxDmaCols = 8192;   // columns per HBM -> HBM transfer
+
+[[noreturn]] void unsupported(const Node& n, const std::string& why) {
+  throw UnsupportedError(fmt::format("unsupported: op {} ({}) at node '{}'", op_name(n.op), why, n.name));
+}
+
+std::optional<ActFunc> act_of(OpKind op, const Node& n) {
+  switch (op) {
+    case OpKind::Exp: return ActFunc::Exp;
+    case OpKind::Log: return ActFunc::Log;
+    case OpKind::Tanh: return ActFunc::Tanh;
+    case OpKind::Sigmoid: return ActFunc::Sigmoid;
+    case OpKind::Relu: return ActFunc::Relu;
+    case OpKind::Gelu: return n.s("approximate", "none") == "tanh" ? ActFunc::GeluTanh : ActFunc::Gelu;
+    case OpKind::Softplus: return ActFunc::Softplus;
+    case OpKind::Sqrt: return ActFunc::Sqrt;
+    case OpKind::Reciprocal: return ActFunc::Reciprocal;
+    case OpKind::Abs: return ActFunc::Abs;
+    case OpKind::Sign: return ActFunc::Sign;
+    case OpKind::Sin: return ActFunc::Sin;
+    case OpKind::Cos: return ActFunc::Cos;
+    case OpKind::Erf: return ActFunc::Erf;
+    case OpKind::Identity: return ActFunc::Copy;
+    default: return std::nullopt;
+  }
+}
+
+std::optional<AluOp> alu_of(OpKind op) {
+  switch (op) {
+    case OpKind::Add: return AluOp::Add;
+    case OpKind::Sub: return AluOp::Sub;
+    case OpKind::Mul: return AluOp::Mul;
+    case OpKind::Div: return AluOp::Div;
+    case OpKind::Pow: return AluOp::Pow;
+    case OpKind::Max: return AluOp::Max;
+    case OpKind::Min: return AluOp::Min;
+    case OpKind::Mod: return AluOp::Mod;
+    case OpKind::Equal: return AluOp::IsEqual;
+    case OpKind::Less: return AluOp::IsLt;
+    case OpKind::Greater: return AluOp::IsGt;
+    case OpKind::LessOrEqual: return AluOp::IsLe;
+    case OpKind::GreaterOrEqual: return AluOp::IsGe;
+    case OpKind::And: return AluOp::LogicalAnd;
+    case OpKind::Or: return AluOp::LogicalOr;
+    default: return std::nullopt;
+  }
+}
+
+// x - fmod(x, 1): truncation toward zero, as an ONNX cast to an integer type does.
+void truncate(KernelBuilder& kb, const View& out, const View& in, const View& tmp) {
+  kb.tensor_scalar(tmp, in, AluOp::Mod, 1.0f);
+  kb.tensor_tensor(out, in, tmp, AluOp::Sub);
+}
+
+ElemType cast_to(const Node& n, const Graph* g) { return g ? g->tensor(n.outputs[0]).type : ElemType::Float; }
+
+}  // namespace
+
+void apply_elementwise(KernelBuilder& kb, const Node& n, OpKind op, const View& out, const View& a,
+                       const View* b, const View* c, const View& tmp, bool integral) {
+  if (auto f = act_of(op, n)) {
+    kb.activation(out, a, *f);
+    return;
+  }
+  if (auto alu = alu_of(op)) {
+    if (!b) unsupported(n, "missing operand");
+    if (op == OpKind::Mod && n.i("fmod", 0) == 0 && integral) unsupported(n, "attribute fmod=0 on integers computed at run time");
+    kb.tensor_tensor(out, a, *b, *alu);
+    if (op == OpKind::Div && integral) truncate(kb, out, out, tmp);
+    return;
+  }
+  switch (op) {
+    case OpKind::Neg: kb.tensor_scalar(out, a, AluOp::Mul, -1.0f); return;
+    case OpKind::Not: kb.tensor_scalar(out, a, AluOp::IsEqual, 0.0f); return;
+    case OpKind::LeakyRelu: {
+      float alpha = static_cast<float>(n.f("alpha", 0.01));
+      kb.tensor_scalar(tmp, a, AluOp::Mul, alpha);
+      kb.tensor_tensor(out, a, tmp, alpha <= 1 ? AluOp::Max : AluOp::Min);
+      return;
+    }
+    case OpKind::HardSigmoid:
+    case OpKind::HardSwish: {
+      bool swish = op == OpKind::HardSwish;
+      float alpha = swish ? 1.0f / 6.0f : static_cast<float>(n.f("alpha", 0.2));
+      float beta = swish ? 0.5f : static_cast<float>(n.f("beta", 0.5));
+      const View& dst = swish ? tmp : out;
+      kb.tensor_scalar(dst, a, AluOp::Mul, alpha, AluOp::Add, beta);
+      kb.tensor_scalar(dst, dst, AluOp::Max, 0.0f, AluOp::Min, 1.0f);
+      if (swish) kb.tensor_tensor(out, a, tmp, AluOp::Mul);
+      return;
+    }
+    case OpKind::Where:
+      if (!b || !c) unsupported(n, "missing operand");
+      kb.select(out, a, *b, *c);
+      return;
+    default: break;
+  }
+  unsupported(n, "no kernel for it at run time");
+}
+
+void elementwise_kernel(LowerCtx& ctx, const SView& out, const std::vector<SView>& ins, const TileCompute& compute) {
+  std::vector<SView> all{out};
+  all.insert(all.end(), ins.begin(), ins.end());
+  TilePlan p = plan_tiles(all);
+  const int64_t w = std::min(p.cols, kMaxCols);
+  auto& kb = ctx.kb;
+  std::vector<std::unique_ptr<TileRing>> rings;
+  for (size_t i = 0; i < ins.size() + 2; ++i)
+    rings.push_back(std::make_unique<TileRing>(kb, isa::Space::SBUF, std::vector<int64_t>{128, w}, DType::F32, 2, ctx.n.name));
+  for_each_tile(p, w, [&](int64_t o, Span rs, Span cs) {
+    std::vector<View> tiles;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      View t = kernels::corner(rings[i]->next(), rs.size, cs.size);
+      kb.load(t, ctx.view(ins[i], p, i + 1, o, rs, cs));
+      tiles.push_back(t);
+    }
+    View ot = kernels::corner(rings[ins.size()]->next(), rs.size, cs.size);
+    View tmp = kernels::corner(rings[ins.size() + 1]->next(), rs.size, cs.size);
+    compute(ot, tiles, tmp);
+    kb.store(ctx.view(out, p, 0, o, rs, cs), ot);
+  });
+}
+
+void copy_kernel(LowerCtx& ctx, const SView& out, const SView& in) {
+  TilePlan p = plan_tiles({out, in});
+  for_each_tile(p, kMaxDmaCols, [&](int64_t o, Span rs, Span cs) {
+    ctx.kb.dma(ctx.view(out, p, 0, o, rs, cs), ctx.view(in, p, 1, o, rs, cs));
+  });
+}
+
+void lower_elementwise(LowerCtx& ctx) {
+  const Node& n = ctx.n;
+  const Graph& g = ctx.g;
+  const Shape& os = g.tensor(n.outputs[0]).shape;
+  std::vector<SView> ins;
+  for (const auto& i : n.inputs) ins.push_back(broadcast_view(i, g.tensor(i).shape, os));
+  const bool integral = is_integral(g.tensor(n.inputs[0]).type);
+  SView out = row_major(n.outputs[0], os);
+  if (n.op == OpKind::Cast) {
+    ElemType to = cast_to(n, &g);
+    if (to == ElemType::Float16 || to == ElemType::BFloat16) {
+      // Round through a tile of the target type, then back to the fp32 HBM copy.
+      kernels::TileRing half(ctx.kb, isa::Space::SBUF, {128, kMaxCols}, to == ElemType::Float16 ? DType::F16 : DType::BF16, 2, n.name);
+      elementwise_kernel(ctx, out, {ins[0]}, [&](const View& o, const std::vector<View>& t, const View&) {
+        View h = kernels::corner(half.next(), o.partitions(), o.free_size());
+        ctx.kb.copy(h, t[0]);
+        ctx.kb.copy(o, h);
+      });
+    } else if (to == ElemType::Bool) {
+      elementwise_kernel(ctx, out, {ins[0]}, [&](const View& o, const std::vector<View>& t, const View&) {
+        ctx.kb.tensor_scalar(o, t[0], AluOp::NotEqual, 0.0f);
+      });
+    } else if (is_integral(to) && !integral) {
+      elementwise_kernel(ctx, out, {ins[0]}, [&](const View& o, const std::vector<View>& t, const View& tmp) {
+        truncate(ctx.kb, o, t[0], tmp);
+      });
+    } else {
+      copy_kernel(ctx, out, ins[0]);
+    }
+    return;
+  }
+  elementwise_kernel(ctx, out, ins, [&](const View& o, const std::vector<View>& t, const View& tmp) {
+    apply_elementwise(ctx.kb, n, n.op, o, t[0], t.size() > 1 ? &t[1] : nullptr, t.size() > 2 ? &t[2] : nullptr, tmp, integral);
+  });
+}
+
+void lower_movement(LowerCtx& ctx) {
+  const Node& n = ctx.n;
+  const Graph& g = ctx.g;
+  const std::string& x = n.inputs[0];
+  const Shape& xs = g.tensor(x).shape;
+  const Shape& os = g.tensor(n.outputs[0]).shape;
+  const auto xst = row_major_strides(xs);
+  SView out = row_major(n.outputs[0], os);
+  if (numel(os) == 0) return;
+  switch (n.op) {
+    case OpKind::Transpose: {
+      auto perm = transpose_perm(n, static_cast<int64_t>(xs.size()));
+      SView in{x, 0, os, {}};
+      for (auto a : perm) in.strides.push_back(xst[a]);
+      copy_kernel(ctx, out, in);
+      return;
+    }
+    case OpKind::Slice: {
+      auto sr = slice_ranges(g, n, xs);
+      SView in{x, 0, os, {}};
+      for (size_t a = 0; a < sr.size(); ++a) {
+        if (sr[a].step < 0) unsupported(n, "attribute steps<0 on a tensor computed at run time");
+        in.offset += sr[a].start * xst[a];
+        in.strides.push_back(sr[a].step * xst[a]);
+      }
+      copy_kernel(ctx, out, in);
+      return;
+    }
+    case OpKind::Expand: copy_kernel(ctx, out, broadcast_view(x, xs, os)); return;
+    case OpKind::Concat: {
+      const int64_t axis = normalize_axis(n.i("axis", 0), static_cast<int64_t>(os.size()), n.name);
+      const auto ost = row_major_strides(os);
+      int64_t at = 0;
+      for (const auto& in : n.inputs) {
+        const Shape& is = g.tensor(in).shape;
+        if (numel(is) > 0) copy_kernel(ctx, SView{n.outputs[0], at * ost[axis], is, ost}, row_major(in, is));
+        at += is[axis];
+      }
+      return;
+    }
+    case OpKind::Pad: {
+      auto pp = pad_params(g, n, static_cast<int64_t>(xs.size()));
+      const float v = static_cast<float>(pp.value);
+      elementwise_kernel(ctx, out, {}, [&](const View& o, const std::vector<View>&, const View&) { ctx.kb.memset(o, v); });
+      const auto ost = row_major_strides(os);
+      int64_t base = 0;
+      for (size_t a = 0; a < xs.size(); ++a) base += pp.begin[a] * ost[a];
+      if (numel(xs) > 0) copy_kernel(ctx, SView{n.outputs[0], base, xs, ost}, row_major(x, xs));
+      return;
+    }
+    default: break;
+  }
+  unsupported(n, "no data-movement kernel");
+}
+
+}  // namespace trnsim::compiler

@@ -1,0 +1,206 @@
+#include "trnsim/compiler/lower_matmul.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "trnsim/common/error.h"
+#include "trnsim/compiler/lower_elementwise.h"
+#include "trnsim/compiler/shape_util.h"
+
+namespace trnsim::compiler {
+
+using isa::ActFunc;
+using isa::AluOp;
+using kernels::Span;
+using kernels::TileRing;
+
+namespace {
+
+constexpr int64_t kTileN = 512;         // one PSUM bank of fp32
+constexpr int64_t kMaxCachedK = 32;     // stationary blocks kept per row tile
+
+// A one-view plan over `v` (shape batch + [x, y]) with rows along axis x or y.
+TilePlan plan2(const SView& v, const Shape& batch, bool swap) {
+  TilePlan p;
+  const size_t r = v.shape.size();
+  p.outer = batch;
+  p.outer_strides = {std::vector<int64_t>(v.strides.begin(), v.strides.begin() + static_cast<long>(batch.size()))};
+  p.rows = swap ? v.shape[r - 1] : v.shape[r - 2];
+  p.cols = swap ? v.shape[r - 2] : v.shape[r - 1];
+  p.row_stride = {swap ? v.strides[r - 1] : v.strides[r - 2]};
+  p.col_stride = {swap ? v.strides[r - 2] : v.strides[r - 1]};
+  return p;
+}
+
+struct MatmulJob {
+  Shape batch;
+  int64_t m = 0, k = 0, n = 0;
+  SView a, b, out;                     // batch+[M,K], batch+[K,N], batch+[M,N]
+  std::vector<std::pair<Epilogue, SView>> epilogue;  // operand views over batch+[M,N]
+  DType dtype = DType::F32;
+};
+
+void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
+  auto& kb = ctx.kb;
+  const TilePlan pa_rows = plan2(j.a, j.batch, false);  // [M, K]
+  const TilePlan pa_t = plan2(j.a, j.batch, true);      // [K, M]
+  const TilePlan pb = plan2(j.b, j.batch, false);       // [K, N]
+  const TilePlan po = plan2(j.out, j.batch, false);     // [M, N]
+  std::vector<TilePlan> pe;
+  for (const auto& [e, v] : j.epilogue) pe.push_back(v.shape.empty() ? TilePlan{} : plan2(v, j.batch, false));
+  const bool a_rows = j.a.strides.back() == 1 && j.m > 1;  // contiguous along K: transpose on chip
+  const auto ks = kernels::split(j.k, 128);
+  const bool cache = static_cast<int64_t>(ks.size()) <= kMaxCachedK;
+  const int64_t tn = std::min(j.n, kTileN);
+
+  TileRing st(kb, isa::Space::SBUF, {128, 128}, j.dtype, cache ? std::max<int>(2, static_cast<int>(ks.size()) + 1) : 2, ctx.n.name + ".stationary");
+  TileRing araw(kb, isa::Space::SBUF, {128, 128}, j.dtype, 2, ctx.n.name + ".a");
+  TileRing tp(kb, isa::Space::PSUM, {128, 128}, DType::F32, 2, ctx.n.name + ".aT");
+  TileRing mv(kb, isa::Space::SBUF, {128, tn}, j.dtype, 3, ctx.n.name + ".moving");
+  TileRing acc(kb, isa::Space::PSUM, {128, tn}, DType::F32, 2, ctx.n.name + ".acc");
+  TileRing res(kb, isa::Space::SBUF, {128, tn}, DType::F32, 2, ctx.n.name + ".result");
+  TileRing opr(kb, isa::Space::SBUF, {128, tn}, DType::F32, 2, ctx.n.name + ".operand");
+  TileRing tmp(kb, isa::Space::SBUF, {128, tn}, DType::F32, 2, ctx.n.name + ".tmp");
+
+  auto stationary = [&](int64_t bi, Span mt, Span kt) {
+    View s = kernels::corner(st.next(), kt.size, mt.size);
+    if (a_rows) {
+      View a = kernels::corner(araw.next(), mt.size, kt.size);
+      kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, kt));
+      View t = kernels::corner(tp.next(), kt.size, mt.size);
+      kb.transpose(t, a);
+      kb.copy(s, t);
+    } else {
+      kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt));
+    }
+    return s;
+  };
+
+  const int64_t nb = numel(j.batch);
+  for (int64_t bi = 0; bi < nb; ++bi) {
+    for (const Span& mt : kernels::split(j.m, 128)) {
+      std::vector<View> cached;
+      if (cache)
+        for (const Span& kt : ks) cached.push_back(stationary(bi, mt, kt));
+      for (const Span& nt : kernels::split(j.n, tn)) {
+        View ps = kernels::corner(acc.next(), mt.size, nt.size);
+        for (size_t ki = 0; ki < ks.size(); ++ki) {
+          View s = cache ? cached[ki] : stationary(bi, mt, ks[ki]);
+          View m = kernels::corner(mv.next(), ks[ki].size, nt.size);
+          kb.load(m, ctx.view(j.b, pb, 0, bi, ks[ki], nt));
+          kb.matmul(ps, s, m, ki == 0, ki + 1 == ks.size());
+        }
+        View r = kernels::corner(res.next(), mt.size, nt.size);
+        kb.activation(r, ps, ActFunc::Copy);  // ScalarE evacuates PSUM
+        for (size_t e = 0; e < j.epilogue.size(); ++e) {
+          const Epilogue& ep = j.epilogue[e].first;
+          View t = kernels::corner(tmp.next(), mt.size, nt.size);
+          if (ep.operand.empty()) {
+            apply_elementwise(kb, ctx.n, ep.op, r, r, nullptr, nullptr, t, false);
+            continue;
+          }
+          View o = kernels::corner(opr.next(), mt.size, nt.size);
+          kb.load(o, ctx.view(j.epilogue[e].second, pe[e], 0, bi, mt, nt));
+          if (ep.operand_first) apply_elementwise(kb, ctx.n, ep.op, r, o, &r, nullptr, t, false);
+          else apply_elementwise(kb, ctx.n, ep.op, r, r, &o, nullptr, t, false);
+        }
+        kb.store(ctx.view(j.out, po, 0, bi, mt, nt), r);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void lower_matmul(LowerCtx& ctx) {
+  const Node& n = ctx.n;
+  const Graph& g = ctx.g;
+  Shape as = g.tensor(n.inputs[0]).shape, bs = g.tensor(n.inputs[1]).shape;
+  if (as.size() == 1) as.insert(as.begin(), 1);
+  if (bs.size() == 1) bs.push_back(1);
+  MatmulJob j;
+  j.m = as[as.size() - 2];
+  j.k = as.back();
+  j.n = bs.back();
+  j.batch = broadcast_shapes(Shape(as.begin(), as.end() - 2), Shape(bs.begin(), bs.end() - 2), n.name);
+  j.dtype = ctx.matmul_dtype;
+  Shape full = j.batch;
+  full.push_back(j.m);
+  full.push_back(j.n);
+  auto with = [&](Shape s, int64_t x, int64_t y) { s.push_back(x); s.push_back(y); return s; };
+  j.a = broadcast_view(n.inputs[0], as, with(j.batch, j.m, j.k));
+  j.b = broadcast_view(n.inputs[1], bs, with(j.batch, j.k, j.n));
+  j.out = row_major(n.outputs[0], full);
+  const Shape& os = g.tensor(n.outputs[0]).shape;
+  for (const auto& e : n.epilogue) {
+    SView v;
+    if (!e.operand.empty()) {
+      if (os != full) throw UnsupportedError(fmt::format("unsupported: op MatMul (epilogue on a 1-D matmul) at node '{}'", n.name));
+      v = broadcast_view(e.operand, g.tensor(e.operand).shape, full);
+    }
+    j.epilogue.emplace_back(e, v);
+  }
+  if (numel(full) == 0) return;
+  if (j.k == 0) throw UnsupportedError(fmt::format("unsupported: op MatMul (empty contraction) at node '{}'", n.name));
+  matmul_kernel(ctx, j);
+}
+
+void lower_gather(LowerCtx& ctx) {
+  const Node& n = ctx.n;
+  const Graph& g = ctx.g;
+  const Shape& ds = g.tensor(n.inputs[0]).shape;
+  if (normalize_axis(n.i("axis", 0), static_cast<int64_t>(ds.size()), n.name) != 0)
+    throw UnsupportedError(fmt::format("unsupported: op Gather (attribute axis!=0 with indices computed at run time) at node '{}'", n.name));
+  const int64_t V = ds[0], D = numel(ds) / std::max<int64_t>(V, 1), T = numel(g.tensor(n.inputs[1]).shape);
+  if (T == 0 || D == 0) return;
+  auto& kb = ctx.kb;
+  // onehotT[v, t] = (idx[t] (+V if negative) == v), built 128 rows of v at a time.
+  kernels::Tensor oh = ctx.scratch("onehotT", V * T);
+  const kernels::Tensor& idx = ctx.hbm(n.inputs[1]);
+  const int64_t w = std::min<int64_t>(T, 2048);
+  TileRing ir(kb, isa::Space::SBUF, {128, w}, DType::F32, 2, n.name + ".idx");
+  TileRing io(kb, isa::Space::SBUF, {128, w}, DType::F32, 2, n.name + ".iota");
+  TileRing tr(kb, isa::Space::SBUF, {128, w}, DType::F32, 2, n.name + ".tmp");
+  for (const Span& vt : kernels::split(V, 128))
+    for (const Span& tt : kernels::split(T, w)) {
+      View it = kernels::corner(ir.next(), vt.size, tt.size);
+      isa::AccessPattern ap = idx.ap();
+      ap.offset = tt.begin * ap.element_bytes();
+      ap.partitions = static_cast<uint16_t>(vt.size);
+      ap.partition_stride = 0;  // every partition reads the same indices
+      ap.ndims = 1;
+      ap.dims = {};
+      ap.dims[0] = {1, static_cast<int32_t>(tt.size)};
+      kb.load(it, View(ap, {vt.size, tt.size}, idx.buffer()));
+      View t = kernels::corner(tr.next(), vt.size, tt.size);
+      kb.tensor_scalar(t, it, AluOp::IsLt, 0.0f, AluOp::Mul, static_cast<float>(V));
+      kb.tensor_tensor(it, it, t, AluOp::Add);
+      View iv = kernels::corner(io.next(), vt.size, tt.size);
+      kb.iota(iv, static_cast<int32_t>(vt.begin), 1, {0});
+      kb.tensor_tensor(t, it, iv, AluOp::IsEqual);
+      isa::AccessPattern o = oh.ap();
+      o.offset = (vt.begin * T + tt.begin) * o.element_bytes();
+      o.partitions = static_cast<uint16_t>(vt.size);
+      o.partition_stride = T;
+      o.ndims = 1;
+      o.dims = {};
+      o.dims[0] = {1, static_cast<int32_t>(tt.size)};
+      kb.store(View(o, {vt.size, tt.size}, oh.buffer()), t);
+    }
+  // out[T, D] = onehot[T, V] @ data[V, D]; the one-hot matrix is stored K-major already.
+  MatmulJob j;
+  j.m = T;
+  j.k = V;
+  j.n = D;
+  // Selection is exact in any dtype that holds the table's values; fp32 under the fp32 policy.
+  j.dtype = ctx.matmul_dtype == DType::F32 ? DType::F32 : DType::BF16;
+  std::string ohname = n.name + ".onehotT";
+  ctx.tensors.emplace(ohname, oh);
+  j.a = SView{ohname, 0, {T, V}, {1, T}};
+  j.b = row_major(n.inputs[0], {V, D});
+  j.out = row_major(n.outputs[0], {T, D});
+  matmul_kernel(ctx, j);
+}
+
+}  // namespace trnsim::compiler

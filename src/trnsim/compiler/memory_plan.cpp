@@ -1,0 +1,44 @@
+#include "trnsim/compiler/memory_plan.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "trnsim/common/error.h"
+
+namespace trnsim::compiler {
+
+HbmPlan plan_hbm(const Graph& g, const hw::ChipSpec& chip) {
+  HbmPlan p;
+  auto bytes = [&](const std::string& n) { return numel(g.tensor(n).shape) * 4; };
+  std::set<std::string> io(g.inputs.begin(), g.inputs.end());
+  io.insert(g.outputs.begin(), g.outputs.end());
+  for (const auto& [n, t] : g.tensors)
+    if (t.is_const()) p.weight_bytes += numel(t.shape) * 4;
+  for (const auto& n : io) p.io_bytes += bytes(n);
+  // Last reader of each intermediate.
+  std::map<std::string, size_t> last;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const auto& in : g.nodes[i].inputs) last[in] = i;
+    for (const auto& e : g.nodes[i].epilogue) last[e.operand] = i;
+  }
+  int64_t live = 0;
+  std::map<size_t, int64_t> frees;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const auto& o : g.nodes[i].outputs) {
+      if (o.empty() || io.count(o)) continue;
+      live += bytes(o);
+      frees[last.count(o) ? last[o] : i] += bytes(o);
+    }
+    p.peak_activation_bytes = std::max(p.peak_activation_bytes, live);
+    live -= frees[i];
+  }
+  p.capacity_bytes = static_cast<int64_t>(chip.hbm.capacity.value());
+  const int64_t need = p.weight_bytes + p.io_bytes + p.peak_activation_bytes;
+  if (p.capacity_bytes > 0 && need > p.capacity_bytes)
+    throw ShapeError(fmt::format("model needs {} bytes of HBM (weights {}, activations {}), {} has {}", need, p.weight_bytes,
+                                 p.peak_activation_bytes, chip.name, p.capacity_bytes));
+  return p;
+}
+
+}  // namespace trnsim::compiler

@@ -1,0 +1,243 @@
+#include "trnsim/compiler/onnx_import.h"
+
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "trnsim/common/error.h"
+#include "trnsim/numerics/convert.h"
+
+namespace trnsim::compiler {
+namespace {
+
+using onnx::TensorProto;
+
+ElemType elem_type(int t, const std::string& where) {
+  switch (t) {
+    case TensorProto::FLOAT: return ElemType::Float;
+    case TensorProto::FLOAT16: return ElemType::Float16;
+    case TensorProto::BFLOAT16: return ElemType::BFloat16;
+    case TensorProto::DOUBLE: return ElemType::Double;
+    case TensorProto::INT64: return ElemType::Int64;
+    case TensorProto::INT32: return ElemType::Int32;
+    case TensorProto::INT8: return ElemType::Int8;
+    case TensorProto::UINT8: return ElemType::UInt8;
+    case TensorProto::BOOL: return ElemType::Bool;
+    default: break;
+  }
+  throw UnsupportedError(fmt::format("unsupported: element type {} ({})", t, where));
+}
+
+template <typename T>
+void append_raw(const std::string& raw, std::vector<double>& out) {
+  size_t n = raw.size() / sizeof(T);
+  for (size_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
+    out.push_back(static_cast<double>(v));
+  }
+}
+
+double half_bits(uint32_t bits, numerics::DType t) { return numerics::decode(bits, t); }
+
+TensorInfo tensor_from_proto(const TensorProto& p, const std::string& where) {
+  TensorInfo t;
+  t.name = p.name();
+  t.type = elem_type(p.data_type(), where);
+  for (auto d : p.dims()) t.shape.push_back(d);
+  t.shape_known = true;
+  if (p.data_location() == TensorProto::EXTERNAL)
+    throw UnsupportedError(fmt::format("unsupported: external tensor data for '{}' ({})", p.name(), where));
+  std::vector<double> v;
+  v.reserve(static_cast<size_t>(numel(t.shape)));
+  const std::string& raw = p.raw_data();
+  const bool has_raw = p.has_raw_data();
+  switch (p.data_type()) {
+    case TensorProto::FLOAT:
+      if (has_raw) append_raw<float>(raw, v); else for (float x : p.float_data()) v.push_back(x);
+      break;
+    case TensorProto::DOUBLE:
+      if (has_raw) append_raw<double>(raw, v); else for (double x : p.double_data()) v.push_back(x);
+      break;
+    case TensorProto::INT64:
+      if (has_raw) append_raw<int64_t>(raw, v); else for (auto x : p.int64_data()) v.push_back(static_cast<double>(x));
+      break;
+    case TensorProto::INT32:
+      if (has_raw) append_raw<int32_t>(raw, v); else for (auto x : p.int32_data()) v.push_back(x);
+      break;
+    case TensorProto::INT8:
+      if (has_raw) append_raw<int8_t>(raw, v); else for (auto x : p.int32_data()) v.push_back(static_cast<int8_t>(x));
+      break;
+    case TensorProto::UINT8:
+    case TensorProto::BOOL:
+      if (has_raw) append_raw<uint8_t>(raw, v); else for (auto x : p.int32_data()) v.push_back(x != 0 || p.data_type() == TensorProto::UINT8 ? x : 0);
+      break;
+    case TensorProto::FLOAT16:
+    case TensorProto::BFLOAT16: {
+      auto dt = p.data_type() == TensorProto::FLOAT16 ? numerics::DType::F16 : numerics::DType::BF16;
+      if (has_raw) {
+        for (size_t i = 0; i + 1 < raw.size(); i += 2) {
+          uint16_t b;
+          std::memcpy(&b, raw.data() + i, 2);
+          v.push_back(half_bits(b, dt));
+        }
+      } else {
+        for (auto x : p.int32_data()) v.push_back(half_bits(static_cast<uint32_t>(x), dt));
+      }
+      break;
+    }
+    default: break;
+  }
+  if (static_cast<int64_t>(v.size()) != numel(t.shape))
+    throw Error(fmt::format("{}: tensor '{}' has {} values for shape {}", where, p.name(), v.size(), shape_str(t.shape)));
+  t.data = std::move(v);
+  return t;
+}
+
+AttrValue attr_value(const onnx::AttributeProto& a, const std::string& op, const std::string& node) {
+  using A = onnx::AttributeProto;
+  switch (a.type()) {
+    case A::INT: return static_cast<int64_t>(a.i());
+    case A::FLOAT: return static_cast<double>(a.f());
+    case A::STRING: return a.s();
+    case A::INTS: return std::vector<int64_t>(a.ints().begin(), a.ints().end());
+    case A::FLOATS: return std::vector<double>(a.floats().begin(), a.floats().end());
+    case A::TENSOR: return tensor_from_proto(a.t(), fmt::format("node '{}'", node));
+    default: break;
+  }
+  throw UnsupportedError(fmt::format("unsupported: op {} (attribute {} of type {}) at node '{}'", op, a.name(), static_cast<int>(a.type()), node));
+}
+
+// A Constant node becomes a constant tensor directly.
+TensorInfo constant_value(const Node& n) {
+  TensorInfo t;
+  t.shape_known = true;
+  if (auto it = n.attrs.find("value"); it != n.attrs.end()) {
+    t = std::get<TensorInfo>(it->second);
+  } else if (n.has("value_float")) {
+    t.type = ElemType::Float;
+    t.data = std::vector<double>{n.f("value_float", 0)};
+  } else if (n.has("value_int")) {
+    t.type = ElemType::Int64;
+    t.data = std::vector<double>{static_cast<double>(n.i("value_int", 0))};
+  } else if (n.has("value_floats")) {
+    t.type = ElemType::Float;
+    t.data = std::get<std::vector<double>>(n.attrs.at("value_floats"));
+    t.shape = {static_cast<int64_t>(t.data->size())};
+  } else if (n.has("value_ints")) {
+    t.type = ElemType::Int64;
+    auto v = n.ints("value_ints");
+    t.data = std::vector<double>(v.begin(), v.end());
+    t.shape = {static_cast<int64_t>(v.size())};
+  } else {
+    throw UnsupportedError(fmt::format("unsupported: op Constant (no value attribute we implement) at node '{}'", n.name));
+  }
+  t.shape_known = true;
+  return t;
+}
+
+void add_value(Graph& g, const onnx::ValueInfoProto& v, const std::string& where, bool is_input) {
+  TensorInfo t;
+  t.name = v.name();
+  if (!v.type().has_tensor_type())
+    throw UnsupportedError(fmt::format("unsupported: {} '{}' is not a tensor", where, v.name()));
+  const auto& tt = v.type().tensor_type();
+  t.type = elem_type(tt.elem_type(), fmt::format("{} '{}'", where, v.name()));
+  if (is_input) {
+    if (!tt.has_shape())
+      throw UnsupportedError(fmt::format("unsupported: input '{}' has no shape (rank unknown)", v.name()));
+    for (int i = 0; i < tt.shape().dim_size(); ++i) {
+      const auto& d = tt.shape().dim(i);
+      if (d.has_dim_value() && d.dim_value() > 0) {
+        t.shape.push_back(d.dim_value());
+        t.dim_params.emplace_back();
+      } else {
+        t.shape.push_back(-1);
+        t.dim_params.push_back(d.has_dim_param() && !d.dim_param().empty() ? d.dim_param() : fmt::format("{}_dim{}", v.name(), i));
+      }
+    }
+  }
+  g.tensors[t.name] = std::move(t);
+}
+
+Graph convert(const onnx::ModelProto& m, const std::string& source) {
+  Graph g;
+  g.name = m.graph().name().empty() ? source : m.graph().name();
+  for (const auto& os : m.opset_import()) {
+    if (os.domain().empty() || os.domain() == "ai.onnx") g.opset = static_cast<int>(os.version());
+  }
+  if (g.opset == 0) g.opset = kMaxOpset;  // very old files omit it; read as current
+  if (g.opset < kMinOpset || g.opset > kMaxOpset)
+    throw UnsupportedError(fmt::format("unsupported: opset {} in '{}' (supported: {}..{})", g.opset, source, kMinOpset, kMaxOpset));
+  const auto& gp = m.graph();
+  for (const auto& init : gp.initializer()) g.tensors[init.name()] = tensor_from_proto(init, fmt::format("initializer of '{}'", source));
+  for (const auto& in : gp.input()) {
+    if (g.tensors.count(in.name()) && g.tensors[in.name()].is_const()) continue;  // initializer listed as input
+    add_value(g, in, "input", true);
+    g.inputs.push_back(in.name());
+  }
+  int idx = 0;
+  for (const auto& np : gp.node()) {
+    Node n;
+    n.name = np.name().empty() ? fmt::format("{}_{}", np.op_type(), idx) : np.name();
+    ++idx;
+    if (!np.domain().empty() && np.domain() != "ai.onnx")
+      throw UnsupportedError(fmt::format("unsupported: op {}.{} at node '{}'", np.domain(), np.op_type(), n.name));
+    auto k = op_from_name(np.op_type());
+    if (!k) throw UnsupportedError(fmt::format("unsupported: op {} at node '{}'", np.op_type(), n.name));
+    n.op = *k;
+    const auto& info = op_info(n.op);
+    for (const auto& a : np.attribute()) {
+      bool known = false;
+      for (auto name : info.attributes) known |= name == a.name();
+      if (!known) throw UnsupportedError(fmt::format("unsupported: op {} (attribute {}) at node '{}'", np.op_type(), a.name(), n.name));
+      n.attrs[a.name()] = attr_value(a, np.op_type(), n.name);
+    }
+    n.inputs.assign(np.input().begin(), np.input().end());
+    while (!n.inputs.empty() && n.inputs.back().empty()) n.inputs.pop_back();
+    n.outputs.assign(np.output().begin(), np.output().end());
+    for (const auto& in : n.inputs)
+      if (!in.empty() && !g.tensors.count(in))
+        throw Error(fmt::format("'{}': node '{}' reads '{}', which no earlier node or initializer defines", source, n.name, in));
+    if (n.op == OpKind::Constant) {
+      TensorInfo t = constant_value(n);
+      t.name = n.outputs.at(0);
+      g.tensors[t.name] = std::move(t);
+      continue;
+    }
+    for (const auto& out : n.outputs) {
+      if (out.empty()) continue;
+      TensorInfo t;
+      t.name = out;
+      g.tensors[out] = std::move(t);
+    }
+    g.nodes.push_back(std::move(n));
+  }
+  for (const auto& o : gp.output()) {
+    if (!g.tensors.count(o.name())) throw Error(fmt::format("'{}': output '{}' is never produced", source, o.name()));
+    g.outputs.push_back(o.name());
+  }
+  return g;
+}
+
+}  // namespace
+
+Graph import_onnx_bytes(const std::string& bytes, const std::string& source) {
+  onnx::ModelProto m;
+  if (bytes.empty() || !m.ParseFromString(bytes) || !m.has_graph())
+    throw Error(fmt::format("'{}' is not a valid ONNX model (could not parse a ModelProto with a graph)", source));
+  return convert(m, source);
+}
+
+Graph import_onnx_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error(fmt::format("cannot open ONNX model '{}'", path));
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return import_onnx_bytes(ss.str(), path);
+}
+
+}  // namespace trnsim::compiler

@@ -1,0 +1,19 @@
+// ONNX -> graph IR, in C++ (the ONNX project's protobuf classes), so `trnsim run model.onnx`
+// needs no Python. Default-domain opsets 7..23 load; an op, attribute or domain the compiler
+// does not implement is an UnsupportedError "unsupported: op X (attribute Y) at node 'n'"; a
+// file that is not a ModelProto is an Error naming the file.
+#pragma once
+#include <string>
+
+#include "trnsim/compiler/ir.h"
+
+namespace trnsim::compiler {
+
+inline constexpr int kMinOpset = 7;
+inline constexpr int kMaxOpset = 23;
+
+Graph import_onnx_file(const std::string& path);
+// `source` names the model in error messages.
+Graph import_onnx_bytes(const std::string& bytes, const std::string& source = "<bytes>");
+
+}  // namespace trnsim::compiler

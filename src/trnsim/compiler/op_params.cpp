@@ -1,0 +1,175 @@
+#include "trnsim/compiler/op_params.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "trnsim/common/error.h"
+
+namespace trnsim::compiler {
+
+std::vector<int64_t> const_ints(const Graph& g, const Node& n, size_t input) {
+  const std::string& name = n.inputs.at(input);
+  if (!g.is_const(name))
+    throw UnsupportedError(fmt::format("unsupported: op {} (input {} '{}' computed at run time; it must be constant) at node '{}'",
+                                       op_name(n.op), input, name, n.name));
+  std::vector<int64_t> v;
+  for (double d : *g.tensor(name).data) v.push_back(static_cast<int64_t>(d));
+  return v;
+}
+
+double const_scalar(const Graph& g, const Node& n, size_t input, double def) {
+  if (input >= n.inputs.size() || n.inputs[input].empty()) return def;
+  const std::string& name = n.inputs[input];
+  if (!g.is_const(name))
+    throw UnsupportedError(fmt::format("unsupported: op {} (input '{}' computed at run time; it must be constant) at node '{}'",
+                                       op_name(n.op), name, n.name));
+  const auto& d = *g.tensor(name).data;
+  if (d.size() != 1) throw ShapeError(fmt::format("node '{}': input '{}' must be a scalar", n.name, name));
+  return d[0];
+}
+
+bool keepdims(const Node& n) { return n.i("keepdims", 1) != 0; }
+
+std::vector<int64_t> reduce_axes(const Graph& g, const Node& n, int64_t rank) {
+  std::vector<int64_t> axes;
+  if (n.has("axes")) axes = n.ints("axes");
+  else if (n.inputs.size() > 1 && !n.inputs[1].empty()) axes = const_ints(g, n, 1);
+  if (axes.empty()) {
+    if (n.i("noop_with_empty_axes", 0)) return {};
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  }
+  for (auto& a : axes) a = normalize_axis(a, rank, n.name);
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  return axes;
+}
+
+std::vector<int64_t> transpose_perm(const Node& n, int64_t rank) {
+  std::vector<int64_t> p = n.ints("perm");
+  if (p.empty())
+    for (int64_t i = rank - 1; i >= 0; --i) p.push_back(i);
+  if (static_cast<int64_t>(p.size()) != rank)
+    throw ShapeError(fmt::format("node '{}': perm has {} entries for rank {}", n.name, p.size(), rank));
+  std::vector<bool> seen(rank, false);
+  for (auto& a : p) {
+    a = normalize_axis(a, rank, n.name);
+    if (seen[a]) throw ShapeError(fmt::format("node '{}': perm repeats axis {}", n.name, a));
+    seen[a] = true;
+  }
+  return p;
+}
+
+std::vector<SliceRange> slice_ranges(const Graph& g, const Node& n, const Shape& in) {
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (n.has("starts")) {
+    starts = n.ints("starts");
+    ends = n.ints("ends");
+    axes = n.ints("axes");
+  } else {
+    starts = const_ints(g, n, 1);
+    ends = const_ints(g, n, 2);
+    if (n.inputs.size() > 3 && !n.inputs[3].empty()) axes = const_ints(g, n, 3);
+    if (n.inputs.size() > 4 && !n.inputs[4].empty()) steps = const_ints(g, n, 4);
+  }
+  const int64_t rank = static_cast<int64_t>(in.size());
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    throw ShapeError(fmt::format("node '{}': starts, ends, axes and steps differ in length", n.name));
+  std::vector<SliceRange> r(in.size());
+  for (size_t i = 0; i < in.size(); ++i) r[i] = {0, 1, in[i]};
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int64_t a = normalize_axis(axes[i], rank, n.name);
+    if (steps[i] == 0) throw ShapeError(fmt::format("node '{}': slice step 0", n.name));
+    r[a] = slice_range(starts[i], ends[i], steps[i], in[a]);
+  }
+  return r;
+}
+
+std::vector<int64_t> unsqueeze_axes(const Graph& g, const Node& n, int64_t out_rank) {
+  std::vector<int64_t> axes = n.has("axes") ? n.ints("axes") : const_ints(g, n, 1);
+  for (auto& a : axes) a = normalize_axis(a, out_rank, n.name);
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+std::vector<int64_t> squeeze_axes(const Graph& g, const Node& n, const Shape& in) {
+  std::vector<int64_t> axes;
+  if (n.has("axes")) axes = n.ints("axes");
+  else if (n.inputs.size() > 1 && !n.inputs[1].empty()) axes = const_ints(g, n, 1);
+  else
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i] == 1) axes.push_back(static_cast<int64_t>(i));
+  for (auto& a : axes) {
+    a = normalize_axis(a, static_cast<int64_t>(in.size()), n.name);
+    if (in[a] != 1) throw ShapeError(fmt::format("node '{}': squeezed axis {} has size {}", n.name, a, in[a]));
+  }
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+PadParams pad_params(const Graph& g, const Node& n, int64_t rank) {
+  std::string mode = n.s("mode", "constant");
+  if (mode != "constant") throw UnsupportedError(fmt::format("unsupported: op Pad (attribute mode={}) at node '{}'", mode, n.name));
+  std::vector<int64_t> pads = n.has("pads") ? n.ints("pads") : const_ints(g, n, 1);
+  PadParams p;
+  p.value = n.has("value") ? n.f("value", 0) : const_scalar(g, n, 2, 0.0);
+  std::vector<int64_t> axes;
+  if (n.inputs.size() > 3 && !n.inputs[3].empty()) axes = const_ints(g, n, 3);
+  else for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  if (pads.size() != 2 * axes.size()) throw ShapeError(fmt::format("node '{}': {} pads for {} axes", n.name, pads.size(), axes.size()));
+  p.begin.assign(rank, 0);
+  p.end.assign(rank, 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = normalize_axis(axes[i], rank, n.name);
+    p.begin[a] = pads[i];
+    p.end[a] = pads[i + axes.size()];
+    if (p.begin[a] < 0 || p.end[a] < 0)
+      throw UnsupportedError(fmt::format("unsupported: op Pad (attribute pads<0) at node '{}'", n.name));
+  }
+  return p;
+}
+
+std::vector<int64_t> split_sizes(const Graph& g, const Node& n, const Shape& in, int64_t axis) {
+  std::vector<int64_t> s;
+  if (n.has("split")) s = n.ints("split");
+  else if (n.inputs.size() > 1 && !n.inputs[1].empty()) s = const_ints(g, n, 1);
+  int64_t parts = static_cast<int64_t>(n.outputs.size());
+  if (s.empty()) {
+    int64_t each = (in[axis] + parts - 1) / parts;
+    for (int64_t i = 0, left = in[axis]; i < parts; ++i, left -= each) s.push_back(std::min(each, left));
+  }
+  int64_t total = 0;
+  for (auto v : s) total += v;
+  if (total != in[axis] || static_cast<int64_t>(s.size()) != parts)
+    throw ShapeError(fmt::format("node '{}': split sizes do not add up to axis size {}", n.name, in[axis]));
+  return s;
+}
+
+Shape reshape_target(const Graph& g, const Node& n, const Shape& in) {
+  std::vector<int64_t> t = const_ints(g, n, 1);
+  bool allowzero = n.i("allowzero", 0) != 0;
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (t[i] == 0 && !allowzero) {
+      if (i >= in.size()) throw ShapeError(fmt::format("node '{}': reshape copies axis {} that the input lacks", n.name, i));
+      t[i] = in[i];
+    }
+    if (t[i] == -1) {
+      if (infer >= 0) throw ShapeError(fmt::format("node '{}': reshape has two -1 entries", n.name));
+      infer = static_cast<int64_t>(i);
+    } else {
+      known *= t[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || numel(in) % known) throw ShapeError(fmt::format("node '{}': cannot reshape {} to {}", n.name, shape_str(in), shape_str(t)));
+    t[infer] = numel(in) / known;
+  }
+  if (numel(t) != numel(in)) throw ShapeError(fmt::format("node '{}': cannot reshape {} to {}", n.name, shape_str(in), shape_str(t)));
+  return t;
+}
+
+}  // namespace trnsim::compiler

@@ -1,0 +1,45 @@
+// The graph IR's operators in one table: ONNX name, input arity and the attributes the
+// compiler understands. The importer rejects attributes outside a row's list, so a model never
+// compiles with a meaning we silently ignored. A static_assert checks the table covers the enum.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace trnsim::compiler {
+
+enum class OpKind : uint8_t {
+  // element-wise binary (numpy broadcasting)
+  Add, Sub, Mul, Div, Pow, Max, Min, Mod, Equal, Less, Greater, LessOrEqual, GreaterOrEqual,
+  And, Or,
+  // element-wise unary
+  Neg, Abs, Sqrt, Reciprocal, Exp, Log, Erf, Tanh, Relu, Sigmoid, Gelu, Softplus, Sin, Cos,
+  Sign, Not, Floor, Ceil, Identity, Cast, LeakyRelu, Clip, HardSigmoid, HardSwish,
+  Where,
+  // compute
+  MatMul, Gemm, Conv, LayerNormalization, Softmax, LogSoftmax, ReduceMean, ReduceSum,
+  ReduceMax, ReduceMin, GlobalAveragePool, MaxPool, AveragePool, BatchNormalization,
+  // shape and data movement
+  Reshape, Flatten, Transpose, Concat, Slice, Gather, Expand, Unsqueeze, Squeeze, Shape,
+  ConstantOfShape, Constant, Range, Pad, Split,
+  kCount
+};
+
+enum class OpClass : uint8_t { Binary, Unary, Compute, Movement, Shape };
+
+struct OpInfo {
+  OpKind kind;
+  std::string_view name;
+  OpClass cls;
+  int min_inputs;
+  int max_inputs;
+  std::vector<std::string_view> attributes;  // the attributes the compiler implements
+};
+
+const OpInfo& op_info(OpKind k);
+std::string_view op_name(OpKind k);
+std::optional<OpKind> op_from_name(std::string_view onnx_name);
+const std::vector<OpInfo>& op_table();
+
+}  // namespace trnsim::compiler

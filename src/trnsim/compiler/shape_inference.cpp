@@ -1,0 +1,310 @@
+#include "trnsim/compiler/shape_inference.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "trnsim/common/error.h"
+#include "trnsim/compiler/host_eval.h"
+#include "trnsim/compiler/op_params.h"
+
+namespace trnsim::compiler {
+namespace {
+
+constexpr int64_t kFoldLimit = 1 << 16;  // elements: shape sub-graphs, not weights
+
+ElemType cast_target(const Node& n) {
+  switch (n.i("to", 1)) {
+    case 1: return ElemType::Float;
+    case 10: return ElemType::Float16;
+    case 16: return ElemType::BFloat16;
+    case 11: return ElemType::Double;
+    case 7: return ElemType::Int64;
+    case 6: return ElemType::Int32;
+    case 3: return ElemType::Int8;
+    case 2: return ElemType::UInt8;
+    case 9: return ElemType::Bool;
+    default: break;
+  }
+  throw UnsupportedError(fmt::format("unsupported: op Cast (attribute to={}) at node '{}'", n.i("to", 1), n.name));
+}
+
+bool is_comparison(OpKind k) {
+  return k == OpKind::Equal || k == OpKind::Less || k == OpKind::Greater || k == OpKind::LessOrEqual ||
+         k == OpKind::GreaterOrEqual || k == OpKind::And || k == OpKind::Or || k == OpKind::Not;
+}
+
+Shape conv_like_out(const Node& n, const Shape& x, const Shape& kernel, int64_t channels) {
+  size_t sp = x.size() - 2;
+  auto strides = n.ints("strides", std::vector<int64_t>(sp, 1));
+  auto dil = n.ints("dilations", std::vector<int64_t>(sp, 1));
+  auto pads = n.ints("pads", std::vector<int64_t>(2 * sp, 0));
+  std::string ap = n.s("auto_pad", "NOTSET");
+  if (ap != "NOTSET" && ap != "VALID")
+    throw UnsupportedError(fmt::format("unsupported: op {} (attribute auto_pad={}) at node '{}'", op_name(n.op), ap, n.name));
+  if (n.i("ceil_mode", 0)) throw UnsupportedError(fmt::format("unsupported: op {} (attribute ceil_mode=1) at node '{}'", op_name(n.op), n.name));
+  if (strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp || kernel.size() != sp)
+    throw ShapeError(fmt::format("node '{}': strides/dilations/pads/kernel do not match {} spatial axes", n.name, sp));
+  Shape out = {x[0], channels};
+  for (size_t i = 0; i < sp; ++i) {
+    int64_t eff = dil[i] * (kernel[i] - 1) + 1;
+    int64_t o = (x[2 + i] + pads[i] + pads[i + sp] - eff) / strides[i] + 1;
+    if (o < 1) throw ShapeError(fmt::format("node '{}': window larger than the padded input", n.name));
+    out.push_back(o);
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_inputs(Graph& g, const std::map<std::string, Shape>& shapes,
+                 const std::map<std::string, int64_t>& dims, int64_t batch) {
+  for (const auto& name : g.inputs) {
+    auto& t = g.tensor(name);
+    if (t.dim_params.size() != t.shape.size()) t.dim_params.assign(t.shape.size(), "");
+    if (auto it = shapes.find(name); it != shapes.end()) {
+      const Shape& s = it->second;
+      if (s.size() != t.shape.size())
+        throw ShapeError(fmt::format("input '{}': given rank {} ({}), the model declares rank {}", name, s.size(), shape_str(s), t.shape.size()));
+      for (size_t i = 0; i < s.size(); ++i)
+        if (t.dim_params[i].empty() && t.shape[i] != s[i])
+          throw ShapeError(fmt::format("input '{}': axis {} is {} in the model, {} given", name, i, t.shape[i], s[i]));
+      t.shape = s;
+    } else {
+      for (size_t i = 0; i < t.shape.size(); ++i) {
+        if (t.dim_params[i].empty()) continue;
+        auto d = dims.find(t.dim_params[i]);
+        t.shape[i] = d != dims.end() ? d->second : (i == 0 ? batch : 1);
+      }
+    }
+    t.shape_known = true;
+  }
+}
+
+void infer_node(Graph& g, const Node& n) {
+  auto in = [&](size_t i) -> const TensorInfo& { return g.tensor(n.inputs.at(i)); };
+  auto set = [&](size_t o, Shape s, ElemType t) {
+    auto& out = g.tensor(n.outputs.at(o));
+    out.shape = std::move(s);
+    out.type = t;
+    out.shape_known = true;
+  };
+  for (const auto& i : n.inputs)
+    if (!i.empty() && !g.tensor(i).shape_known)
+      throw ShapeError(fmt::format("node '{}': input '{}' has no shape", n.name, i));
+  const Shape& x = in(0).shape;
+  const ElemType xt = in(0).type;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  const auto cls = op_info(n.op).cls;
+  if (cls == OpClass::Binary) {
+    Shape s = x;
+    for (size_t i = 1; i < n.inputs.size(); ++i) s = broadcast_shapes(s, in(i).shape, n.name);
+    ElemType t = n.op == OpKind::Where ? in(1).type : xt;
+    set(0, s, is_comparison(n.op) ? ElemType::Bool : t);
+    return;
+  }
+  if (cls == OpClass::Unary) {
+    set(0, x, n.op == OpKind::Cast ? cast_target(n) : n.op == OpKind::Not ? ElemType::Bool : xt);
+    return;
+  }
+  switch (n.op) {
+    case OpKind::MatMul: {
+      Shape a = x, b = in(1).shape;
+      if (a.empty() || b.empty()) throw ShapeError(fmt::format("node '{}': MatMul of a scalar", n.name));
+      bool a1 = a.size() == 1, b1 = b.size() == 1;
+      if (a1) a.insert(a.begin(), 1);
+      if (b1) b.push_back(1);
+      if (a.back() != b[b.size() - 2])
+        throw ShapeError(fmt::format("node '{}': MatMul {} x {}: inner sizes differ", n.name, shape_str(in(0).shape), shape_str(in(1).shape)));
+      Shape batch = broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2), n.name);
+      Shape s = batch;
+      if (!a1) s.push_back(a[a.size() - 2]);
+      if (!b1) s.push_back(b.back());
+      set(0, s, xt);
+      return;
+    }
+    case OpKind::Gemm: {
+      Shape a = x, b = in(1).shape;
+      if (a.size() != 2 || b.size() != 2) throw ShapeError(fmt::format("node '{}': Gemm needs 2-D operands", n.name));
+      if (n.i("transA", 0)) std::swap(a[0], a[1]);
+      if (n.i("transB", 0)) std::swap(b[0], b[1]);
+      if (a[1] != b[0]) throw ShapeError(fmt::format("node '{}': Gemm inner sizes {} and {} differ", n.name, a[1], b[0]));
+      set(0, {a[0], b[1]}, xt);
+      return;
+    }
+    case OpKind::Conv: {
+      const Shape& w = in(1).shape;
+      if (rank < 3 || w.size() != x.size()) throw ShapeError(fmt::format("node '{}': Conv input {} weight {}", n.name, shape_str(x), shape_str(w)));
+      Shape k(w.begin() + 2, w.end());
+      auto ks = n.ints("kernel_shape", k);
+      if (ks != k) throw ShapeError(fmt::format("node '{}': kernel_shape disagrees with the weight", n.name));
+      if (x[1] != w[1] * n.i("group", 1)) throw ShapeError(fmt::format("node '{}': {} input channels, weight expects {} x group", n.name, x[1], w[1]));
+      set(0, conv_like_out(n, x, k, w[0]), xt);
+      return;
+    }
+    case OpKind::MaxPool:
+    case OpKind::AveragePool: {
+      if (n.outputs.size() > 1 && !n.outputs[1].empty())
+        throw UnsupportedError(fmt::format("unsupported: op {} (output Indices) at node '{}'", op_name(n.op), n.name));
+      set(0, conv_like_out(n, x, n.ints("kernel_shape"), x.at(1)), xt);
+      return;
+    }
+    case OpKind::GlobalAveragePool: {
+      Shape s = x;
+      for (size_t i = 2; i < s.size(); ++i) s[i] = 1;
+      set(0, s, xt);
+      return;
+    }
+    case OpKind::BatchNormalization:
+      if (n.i("training_mode", 0)) throw UnsupportedError(fmt::format("unsupported: op BatchNormalization (attribute training_mode=1) at node '{}'", n.name));
+      if (n.outputs.size() > 1) throw UnsupportedError(fmt::format("unsupported: op BatchNormalization (running-statistics outputs) at node '{}'", n.name));
+      set(0, x, xt);
+      return;
+    case OpKind::LayerNormalization:
+      for (size_t o = 1; o < n.outputs.size(); ++o)
+        if (!n.outputs[o].empty()) throw UnsupportedError(fmt::format("unsupported: op LayerNormalization (Mean/InvStdDev outputs) at node '{}'", n.name));
+      set(0, x, xt);
+      return;
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax:
+      set(0, x, xt);
+      return;
+    case OpKind::ReduceMean:
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin: {
+      auto axes = reduce_axes(g, n, rank);
+      Shape s;
+      for (int64_t i = 0; i < rank; ++i) {
+        bool red = std::find(axes.begin(), axes.end(), i) != axes.end();
+        if (!red) s.push_back(x[i]);
+        else if (keepdims(n)) s.push_back(1);
+      }
+      set(0, s, xt);
+      return;
+    }
+    case OpKind::Reshape: set(0, reshape_target(g, n, x), xt); return;
+    case OpKind::Flatten: {
+      int64_t a = n.i("axis", 1);
+      if (a < 0) a += rank;
+      if (a < 0 || a > rank) throw ShapeError(fmt::format("node '{}': Flatten axis out of range", n.name));
+      int64_t l = 1;
+      for (int64_t i = 0; i < a; ++i) l *= x[i];
+      set(0, {l, numel(x) / std::max<int64_t>(l, 1)}, xt);
+      return;
+    }
+    case OpKind::Transpose: {
+      auto p = transpose_perm(n, rank);
+      Shape s;
+      for (auto a : p) s.push_back(x[a]);
+      set(0, s, xt);
+      return;
+    }
+    case OpKind::Concat: {
+      int64_t a = normalize_axis(n.i("axis", 0), rank, n.name);
+      Shape s = x;
+      s[a] = 0;
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        const Shape& si = in(i).shape;
+        if (si.size() != x.size()) throw ShapeError(fmt::format("node '{}': Concat of ranks {} and {}", n.name, x.size(), si.size()));
+        for (int64_t d = 0; d < rank; ++d)
+          if (d != a && si[d] != x[d]) throw ShapeError(fmt::format("node '{}': Concat inputs {} and {} differ off the axis", n.name, shape_str(x), shape_str(si)));
+        s[a] += si[a];
+      }
+      set(0, s, xt);
+      return;
+    }
+    case OpKind::Slice: {
+      auto r = slice_ranges(g, n, x);
+      Shape s;
+      for (const auto& sr : r) s.push_back(sr.count);
+      set(0, s, xt);
+      return;
+    }
+    case OpKind::Gather: {
+      int64_t a = normalize_axis(n.i("axis", 0), rank, n.name);
+      Shape s(x.begin(), x.begin() + a);
+      for (auto d : in(1).shape) s.push_back(d);
+      s.insert(s.end(), x.begin() + a + 1, x.end());
+      set(0, s, xt);
+      return;
+    }
+    case OpKind::Expand: set(0, broadcast_shapes(x, const_ints(g, n, 1), n.name), xt); return;
+    case OpKind::Unsqueeze: {
+      int64_t nax = n.has("axes") ? static_cast<int64_t>(n.ints("axes").size()) : numel(in(1).shape);
+      auto axes = unsqueeze_axes(g, n, rank + nax);
+      Shape s = x;
+      for (auto a : axes) s.insert(s.begin() + a, 1);
+      set(0, s, xt);
+      return;
+    }
+    case OpKind::Squeeze: {
+      auto axes = squeeze_axes(g, n, x);
+      Shape s;
+      for (int64_t i = 0; i < rank; ++i)
+        if (std::find(axes.begin(), axes.end(), i) == axes.end()) s.push_back(x[i]);
+      set(0, s, xt);
+      return;
+    }
+    case OpKind::Shape: {
+      int64_t b = n.i("start", 0), e = n.i("end", rank);
+      if (b < 0) b += rank;
+      if (e < 0) e += rank;
+      b = std::clamp<int64_t>(b, 0, rank);
+      e = std::clamp<int64_t>(e, b, rank);
+      set(0, {e - b}, ElemType::Int64);
+      return;
+    }
+    case OpKind::ConstantOfShape: {
+      ElemType t = ElemType::Float;
+      if (auto it = n.attrs.find("value"); it != n.attrs.end()) t = std::get<TensorInfo>(it->second).type;
+      set(0, const_ints(g, n, 0), t);
+      return;
+    }
+    case OpKind::Range: {
+      double s = const_scalar(g, n, 0, 0), l = const_scalar(g, n, 1, 0), d = const_scalar(g, n, 2, 1);
+      int64_t cnt = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+      set(0, {cnt}, xt);
+      return;
+    }
+    case OpKind::Pad: {
+      auto p = pad_params(g, n, rank);
+      Shape s = x;
+      for (int64_t i = 0; i < rank; ++i) s[i] += p.begin[i] + p.end[i];
+      set(0, s, xt);
+      return;
+    }
+    case OpKind::Split: {
+      int64_t a = normalize_axis(n.i("axis", 0), rank, n.name);
+      auto sizes = split_sizes(g, n, x, a);
+      for (size_t o = 0; o < n.outputs.size(); ++o) {
+        Shape s = x;
+        s[a] = sizes[o];
+        set(o, s, xt);
+      }
+      return;
+    }
+    default: break;
+  }
+  throw UnsupportedError(fmt::format("unsupported: op {} (no shape inference) at node '{}'", op_name(n.op), n.name));
+}
+
+void infer_shapes(Graph& g) {
+  std::vector<Node> kept;
+  for (auto& n : g.nodes) {
+    infer_node(g, n);
+    bool all_const = true;
+    for (const auto& i : n.inputs) all_const &= i.empty() || g.is_const(i);
+    int64_t out_elems = 0;
+    for (const auto& o : n.outputs) out_elems += o.empty() ? 0 : numel(g.tensor(o).shape);
+    if ((all_const || n.op == OpKind::Shape) && out_elems <= kFoldLimit && host_eval_supported(n.op)) {
+      host_eval(g, n);
+      continue;
+    }
+    kept.push_back(std::move(n));
+  }
+  g.nodes = std::move(kept);
+}
+
+}  // namespace trnsim::compiler

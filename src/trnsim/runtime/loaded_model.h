@@ -1,0 +1,75 @@
+// The runtime: a CompiledModel loaded onto a chip (its constants converted once to the fp32
+// values the HBM holds), run in functional mode (real numbers) or timing mode (no data, same
+// instruction streams and timing). Kernels run one after the other, as the compiler ordered
+// them; the report attributes each kernel's time, FLOPs and HBM bytes to the IR op that
+// emitted it (and names the ops fused into it).
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "trnsim/compiler/compiled_model.h"
+#include "trnsim/core/run.h"
+#include "trnsim/hw/chip_spec.h"
+
+namespace trnsim::runtime {
+
+struct OpTime {
+  std::string node, op;
+  std::vector<std::string> fused;
+  double time_s = 0;
+  uint64_t instructions = 0;
+  double tensor_flops = 0;
+  double hbm_bytes = 0;
+};
+
+struct EngineUse {
+  std::string engine;      // "TensorE", "VectorE", "ScalarE", "GpSimd", "DMA"
+  double busy_s = 0;       // summed over cores (DMA: over queues)
+  double utilisation = 0;  // busy / (time x units of that kind in use)
+};
+
+// One executed instruction on the model's timeline (kept only when asked for).
+struct TimelineEvent {
+  std::string op_node;
+  isa::UnitId unit;
+  double start_s = 0, end_s = 0;
+  std::string name;  // instruction mnemonic
+};
+
+struct Report {
+  std::string chip;
+  std::string mode;               // "functional" | "timing"
+  double time_s = 0;              // simulated latency of one forward pass
+  double compile_time_s = 0;
+  double sim_wall_s = 0;          // host seconds the simulation took
+  std::vector<OpTime> ops;        // execution order (aliases excluded: they take no time)
+  std::vector<EngineUse> engines;
+  double hbm_bytes = 0;
+  double tensor_flops = 0;
+  uint64_t instructions = 0;
+  compiler::HbmPlan hbm_plan;
+  std::vector<TimelineEvent> timeline;
+};
+
+struct RunOutput {
+  std::map<std::string, std::vector<float>> outputs;  // functional mode: graph outputs, row-major
+  Report report;
+};
+
+class LoadedModel {
+ public:
+  LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpec& chip);
+  // Inputs by graph input name, row-major fp32 (integers as their values). Missing or
+  // wrongly sized inputs are a ShapeError naming the input (functional mode).
+  RunOutput run(const std::map<std::string, std::vector<float>>& inputs, core::Mode mode,
+                bool timeline = false) const;
+  const compiler::CompiledModel& model() const { return model_; }
+
+ private:
+  const compiler::CompiledModel& model_;
+  const hw::ChipSpec& chip_;
+  std::map<std::string, std::vector<float>> constants_;
+};
+
+}  // namespace trnsim::runtime

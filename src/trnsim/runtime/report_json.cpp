@@ -1,0 +1,68 @@
+#include "trnsim/runtime/report_json.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace trnsim::runtime {
+
+nlohmann::json report_json(const Report& r, int64_t batch) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (const auto& o : r.ops)
+    ops.push_back({{"name", o.node}, {"op", o.op}, {"fused", o.fused}, {"time_s", o.time_s},
+                   {"instructions", o.instructions}, {"tensor_flops", o.tensor_flops}, {"hbm_bytes", o.hbm_bytes}});
+  nlohmann::json engines = nlohmann::json::object();
+  for (const auto& e : r.engines) engines[e.engine] = {{"busy_s", e.busy_s}, {"utilisation", e.utilisation}};
+  return {{"chip", r.chip},
+          {"mode", r.mode},
+          {"time_s", r.time_s},
+          {"throughput_per_s", r.time_s > 0 ? static_cast<double>(batch) / r.time_s : 0.0},
+          {"compile_time_s", r.compile_time_s},
+          {"sim_wall_s", r.sim_wall_s},
+          {"ops", ops},
+          {"engines", engines},
+          {"hbm_bytes", r.hbm_bytes},
+          {"tensor_flops", r.tensor_flops},
+          {"instructions", r.instructions},
+          {"hbm_plan", {{"weight_bytes", r.hbm_plan.weight_bytes}, {"io_bytes", r.hbm_plan.io_bytes},
+                        {"peak_activation_bytes", r.hbm_plan.peak_activation_bytes}, {"capacity_bytes", r.hbm_plan.capacity_bytes}}}};
+}
+
+std::string report_table(const Report& r, int64_t batch, size_t top_ops) {
+  std::string s;
+  s += fmt::format("chip {}  mode {}\n", r.chip, r.mode);
+  s += fmt::format("latency      {:.3f} us\n", r.time_s * 1e6);
+  if (r.time_s > 0) s += fmt::format("throughput   {:.1f} inferences/s (batch {})\n", static_cast<double>(batch) / r.time_s, batch);
+  s += fmt::format("compile      {:.2f} ms   simulation (host) {:.3f} s\n", r.compile_time_s * 1e3, r.sim_wall_s);
+  s += fmt::format("HBM traffic  {:.3f} MB ({:.1f} GB/s)   weights {:.3f} MB, peak activations {:.3f} MB\n", r.hbm_bytes / 1e6,
+                   r.time_s > 0 ? r.hbm_bytes / r.time_s / 1e9 : 0.0, static_cast<double>(r.hbm_plan.weight_bytes) / 1e6,
+                   static_cast<double>(r.hbm_plan.peak_activation_bytes) / 1e6);
+  s += fmt::format("TensorE      {:.3f} GFLOP ({:.2f} TFLOP/s)\n", r.tensor_flops / 1e9, r.time_s > 0 ? r.tensor_flops / r.time_s / 1e12 : 0.0);
+  s += "engine utilisation\n";
+  for (const auto& e : r.engines) s += fmt::format("  {:<8} {:6.1f}%  busy {:.3f} us\n", e.engine, e.utilisation * 100, e.busy_s * 1e6);
+  // Per-op breakdown, longest first.
+  std::vector<const OpTime*> ops;
+  for (const auto& o : r.ops) ops.push_back(&o);
+  std::stable_sort(ops.begin(), ops.end(), [](const OpTime* a, const OpTime* b) { return a->time_s > b->time_s; });
+  s += fmt::format("per-op breakdown ({} kernels)\n  {:<40} {:<18} {:>12} {:>7}\n", ops.size(), "node", "op", "time (us)", "share");
+  double rest = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (i >= top_ops) { rest += ops[i]->time_s; continue; }
+    std::string op = ops[i]->op;
+    for (const auto& f : ops[i]->fused) op += "+";
+    s += fmt::format("  {:<40} {:<18} {:>12.3f} {:>6.1f}%\n", ops[i]->node.substr(0, 40), op, ops[i]->time_s * 1e6,
+                     r.time_s > 0 ? 100 * ops[i]->time_s / r.time_s : 0.0);
+  }
+  if (rest > 0) s += fmt::format("  {:<40} {:<18} {:>12.3f} {:>6.1f}%\n", fmt::format("({} more)", ops.size() - top_ops), "", rest * 1e6, 100 * rest / r.time_s);
+  return s;
+}
+
+void write_timeline_trace(std::ostream& out, const Report& r) {
+  nlohmann::json ev = nlohmann::json::array();
+  for (const auto& e : r.timeline)
+    ev.push_back({{"name", e.name}, {"ph", "X"}, {"ts", e.start_s * 1e6}, {"dur", (e.end_s - e.start_s) * 1e6},
+                  {"pid", e.unit.core}, {"tid", e.unit.name()}, {"args", {{"op", e.op_node}}}});
+  out << nlohmann::json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}.dump() << "\n";
+}
+
+}  // namespace trnsim::runtime

