@@ -47,7 +47,6 @@ CASES = {
 
 def find_binary(explicit: str | None) -> Path:
     candidates = [explicit] if explicit else [
-        ROOT / "build-numerics/bench/bench_numerics_convert",
         ROOT / "build/bench/bench_numerics_convert",
         shutil.which("bench_numerics_convert"),
     ]

@@ -225,11 +225,11 @@ def run(args: argparse.Namespace) -> int:
     import trnsim
     with open(args.model, "rb") as f:
         model_bytes = f.read()
+    dims: dict[str, int] = {}
     if args.inputs:
         with np.load(args.inputs) as z:
             feeds = {k: z[k] for k in z.files}
     else:
-        dims = {}
         for item in args.dim or []:
             name, _, value = item.partition("=")
             dims[name] = int(value)
@@ -239,7 +239,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         t0 = time.perf_counter()
-        cm = compile_onnx(args.model, chip=args.chip, dtype=args.dtype, mode=args.mode, batch=args.batch)
+        extra = {"dims": dims} if dims else {}
+        cm = compile_onnx(args.model, chip=args.chip, dtype=args.dtype, mode=args.mode,
+                          batch=args.batch, **extra)
         compile_wall = time.perf_counter() - t0
         if not args.inputs:  # the compiled shapes win where they are concrete (batch, folded dims)
             specs = model_inputs(model_bytes)

@@ -67,6 +67,7 @@ double eval_unary(OpKind k, double x, const Node& n) {
     case OpKind::Cos: return std::cos(x);
     case OpKind::Sign: return x > 0 ? 1 : x < 0 ? -1 : 0;
     case OpKind::Not: return x == 0 ? 1 : 0;
+    case OpKind::IsNaN: return std::isnan(x) ? 1 : 0;
     case OpKind::Floor: return std::floor(x);
     case OpKind::Ceil: return std::ceil(x);
     case OpKind::Identity:
@@ -242,6 +243,30 @@ void host_eval(Graph& g, const Node& n) {
             t.data = std::move(v);
           }
           return;
+        }
+        break;
+      }
+      case OpKind::GatherElements: {
+        const Shape& xs = ishape(0);
+        const int64_t rank = static_cast<int64_t>(xs.size());
+        const int64_t a = normalize_axis(n.i("axis", 0), rank, n.name);
+        auto xst = row_major_strides(xs);
+        auto ist = row_major_strides(os);
+        const auto& x = data(g, n.inputs[0]);
+        const auto& idx = data(g, n.inputs[1]);
+        for (size_t i = 0; i < r.size(); ++i) {
+          int64_t rem = static_cast<int64_t>(i), off = 0;
+          for (int64_t d = 0; d < rank; ++d) {
+            int64_t c = rem / ist[d];
+            rem %= ist[d];
+            if (d == a) {
+              c = static_cast<int64_t>(idx[i]);
+              if (c < 0) c += xs[a];
+              if (c < 0 || c >= xs[a]) throw ShapeError(fmt::format("node '{}': index {} out of range {}", n.name, idx[i], xs[a]));
+            }
+            off += c * xst[d];
+          }
+          r[i] = x[off];
         }
         break;
       }

@@ -73,6 +73,7 @@ void for_each_tile(const TilePlan& p, int64_t max_cols,
 }
 
 const kernels::Tensor& LowerCtx::hbm(const std::string& name) {
+  if (auto it = tensors.find(name); it != tensors.end()) return it->second;
   return hbm_shaped(name, {std::max<int64_t>(1, numel(g.tensor(name).shape))});
 }
 

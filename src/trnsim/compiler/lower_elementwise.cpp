@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/op_params.h"
@@ -93,6 +94,7 @@ void apply_elementwise(KernelBuilder& kb, const Node& n, OpKind op, const View& 
   switch (op) {
     case OpKind::Neg: kb.tensor_scalar(out, a, AluOp::Mul, -1.0f); return;
     case OpKind::Not: kb.tensor_scalar(out, a, AluOp::IsEqual, 0.0f); return;
+    case OpKind::IsNaN: kb.tensor_tensor(out, a, a, AluOp::NotEqual); return;  // NaN != NaN
     case OpKind::LeakyRelu: {
       float alpha = static_cast<float>(n.f("alpha", 0.01));
       kb.tensor_scalar(tmp, a, AluOp::Mul, alpha);
@@ -128,9 +130,22 @@ void elementwise_kernel(LowerCtx& ctx, const SView& out, const std::vector<SView
   std::vector<std::unique_ptr<TileRing>> rings;
   for (size_t i = 0; i < ins.size() + 2; ++i)
     rings.push_back(std::make_unique<TileRing>(kb, isa::Space::SBUF, std::vector<int64_t>{128, w}, DType::F32, 2, ctx.n.name));
+  // A scalar constant operand (0.5 in x * 0.5, the fill value of a Where) is set once with a
+  // memset: loading it through a stride-0 DMA would move one element per descriptor.
+  std::vector<std::optional<kernels::Tile>> filled(ins.size());
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const auto& t = ctx.g.tensor(ins[i].tensor);
+    if (!t.is_const() || t.data->size() != 1) continue;
+    filled[i] = kb.sbuf_tile({128, w}, DType::F32, ctx.n.name + ".const");
+    kb.memset(*filled[i], static_cast<float>((*t.data)[0]));
+  }
   for_each_tile(p, w, [&](int64_t o, Span rs, Span cs) {
     std::vector<View> tiles;
     for (size_t i = 0; i < ins.size(); ++i) {
+      if (filled[i]) {
+        tiles.push_back(kernels::corner(*filled[i], rs.size, cs.size));
+        continue;
+      }
       View t = kernels::corner(rings[i]->next(), rs.size, cs.size);
       kb.load(t, ctx.view(ins[i], p, i + 1, o, rs, cs));
       tiles.push_back(t);
@@ -140,6 +155,8 @@ void elementwise_kernel(LowerCtx& ctx, const SView& out, const std::vector<SView
     compute(ot, tiles, tmp);
     kb.store(ctx.view(out, p, 0, o, rs, cs), ot);
   });
+  for (auto& f : filled)
+    if (f) kb.free(*f);
 }
 
 void copy_kernel(LowerCtx& ctx, const SView& out, const SView& in) {

@@ -49,6 +49,7 @@ const std::vector<OpInfo>& table() {
       {K::Clip, "Clip", C::Unary, 1, 3, {"min", "max"}},
       {K::HardSigmoid, "HardSigmoid", C::Unary, 1, 1, {"alpha", "beta"}},
       {K::HardSwish, "HardSwish", C::Unary, 1, 1, {}},
+      {K::IsNaN, "IsNaN", C::Unary, 1, 1, {}},
       {K::Where, "Where", C::Binary, 3, 3, {}},
       {K::MatMul, "MatMul", C::Compute, 2, 2, {}},
       {K::Gemm, "Gemm", C::Compute, 2, 3, {"alpha", "beta", "transA", "transB"}},
@@ -79,6 +80,7 @@ const std::vector<OpInfo>& table() {
       {K::Range, "Range", C::Shape, 3, 3, {}},
       {K::Pad, "Pad", C::Movement, 1, 4, {"mode", "pads", "value"}},
       {K::Split, "Split", C::Movement, 1, 2, {"axis", "split", "num_outputs"}},
+      {K::GatherElements, "GatherElements", C::Movement, 2, 2, {"axis"}},
   };
   return t;
 }
@@ -86,7 +88,7 @@ const std::vector<OpInfo>& table() {
 }  // namespace
 
 // Every enumerator has its row, in enum order (checked once at start-up by op_info's index).
-static_assert(static_cast<int>(OpKind::kCount) == 69, "op table: add the new op's row and update this count");
+static_assert(static_cast<int>(OpKind::kCount) == 71, "op table: add the new op's row and update this count");
 
 const std::vector<OpInfo>& op_table() { return table(); }
 

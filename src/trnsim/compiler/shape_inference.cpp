@@ -32,7 +32,7 @@ ElemType cast_target(const Node& n) {
 
 bool is_comparison(OpKind k) {
   return k == OpKind::Equal || k == OpKind::Less || k == OpKind::Greater || k == OpKind::LessOrEqual ||
-         k == OpKind::GreaterOrEqual || k == OpKind::And || k == OpKind::Or || k == OpKind::Not;
+         k == OpKind::GreaterOrEqual || k == OpKind::And || k == OpKind::Or || k == OpKind::Not || k == OpKind::IsNaN;
 }
 
 Shape conv_like_out(const Node& n, const Shape& x, const Shape& kernel, int64_t channels) {
@@ -105,7 +105,7 @@ void infer_node(Graph& g, const Node& n) {
     return;
   }
   if (cls == OpClass::Unary) {
-    set(0, x, n.op == OpKind::Cast ? cast_target(n) : n.op == OpKind::Not ? ElemType::Bool : xt);
+    set(0, x, n.op == OpKind::Cast ? cast_target(n) : (n.op == OpKind::Not || n.op == OpKind::IsNaN) ? ElemType::Bool : xt);
     return;
   }
   switch (n.op) {
@@ -230,6 +230,10 @@ void infer_node(Graph& g, const Node& n) {
       set(0, s, xt);
       return;
     }
+    case OpKind::GatherElements:
+      if (in(1).shape.size() != x.size()) throw ShapeError(fmt::format("node '{}': GatherElements indices rank differs from data", n.name));
+      set(0, in(1).shape, xt);
+      return;
     case OpKind::Expand: set(0, broadcast_shapes(x, const_ints(g, n, 1), n.name), xt); return;
     case OpKind::Unsqueeze: {
       int64_t nax = n.has("axes") ? static_cast<int64_t>(n.ints("axes").size()) : numel(in(1).shape);

@@ -106,11 +106,10 @@ TensorEngine::Operand TensorEngine::operand(const AccessPattern& ap, int slot, b
   Scratchpad* sp = scratchpad(ap);
   if (mutate || !sp) return {core_.read(ap, slot), F};
   PartitionBase mem = sp->base();
-  if (ap.dtype == numerics::DType::F32 && ap.contiguous() && ap.offset % 4 == 0 && mem.partition_bytes % 4 == 0)
-    // fp32 in place: row k of the operand is partition k, partition_bytes / 4 floats apart.
-    return {reinterpret_cast<const float*>(mem.row(ap, 0)), mem.partition_bytes / 4};
-  // Other dtypes: decoded tiles are kept while their bytes are unwritten (a stationary is reused
-  // across the N tiles of a block, a moving tile across its M tiles).
+  // Decoded tiles are kept while their bytes are unwritten (a stationary is reused across the N
+  // tiles of a block, a moving tile across its M tiles). fp32 tiles too: sgemm reading them in
+  // place, rows a partition (192 KiB, a multiple of 4 KiB) apart, was slower than the copy
+  // (every row maps to the same cache sets while OpenBLAS packs them).
   const auto [lo, hi] = ap.byte_extent();
   CachedTile* hit = nullptr;
   for (auto& e : cache_)
@@ -149,8 +148,8 @@ void TensorEngine::execute(const isa::Matmul& mm) {
   const int M = static_cast<int>(mm.stationary.free_size());
   const int N = static_cast<int>(mm.moving.free_size());
   ++use_clock_;
-  // Operands: a sparse stationary is pruned in a private copy; the others are read in place
-  // (fp32) or from the decoded-tile cache. Stationary first: the moving tile cannot evict it.
+  // Operands: a sparse stationary is pruned in a private copy; the others come from the
+  // decoded-tile cache (an entry used by this matmul is never evicted by its other operand).
   Operand ws = operand(mm.stationary, 0, mm.sparse_stationary);
   Operand xs = operand(mm.moving, 1, false);
   if (mm.sparse_stationary) {  // keep the 4 largest |w| of each 16 along K, per column

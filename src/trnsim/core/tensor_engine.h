@@ -61,7 +61,7 @@ class TensorEngine : public Unit {
   };
   std::array<RateMemo, 4> rate_memo_{};
   unsigned next_memo_ = 0;
-  std::vector<CachedTile> cache_;  // decoded non-fp32 operand tiles (functional mode)
+  std::vector<CachedTile> cache_;  // decoded operand tiles (functional mode)
   size_t cache_floats_ = 0;
   uint64_t use_clock_ = 0;         // matmuls executed (LRU clock)
 };

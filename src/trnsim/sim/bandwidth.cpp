@@ -126,8 +126,8 @@ void BandwidthNetwork::on_event(Time now, uint64_t arg) {
     free_ids_.push_back(i);
   }
   reallocate(now);
-  // on_done_ may start flows (reallocate), never re-enter on_event: a copy is not needed,
-  // but the loop must not hold a reference across a resize of tags_, so index it.
+  // on_done_ may start flows (start_flow -> reallocate, which does not touch tags_) but cannot
+  // re-enter on_event (that only runs from the event queue), so tags_ is stable here.
   for (size_t i = 0, n = tags.size(); i < n; ++i) on_done_(ctx_, now, tags_[i]);
 }
 
