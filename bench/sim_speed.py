@@ -8,8 +8,8 @@
                 iteration (target: trnsim >= 0.30 x sgemm) for 1024^3 and 2048^3, fp32 and bf16
                 operands (fp32 PSUM and result in every case).
 
-Each figure is the median over --repetitions runs (the ratio is taken per run, so both sides of
-one ratio saw the same machine load). Both sides are wall-clock: the sgemm peer uses every BLAS
+Each figure is the median over --repetitions runs, interleaved in random order (the ratio is
+taken per run, so both sides of one ratio saw the same machine load). Both sides are wall-clock: the sgemm peer uses every BLAS
 thread; trnsim runs its tile sgemms on one BLAS thread (src/trnsim/core/run.cpp). The load
 average is printed with the figures: on a shared machine they move with it.
 
@@ -37,7 +37,7 @@ DTYPES = {"0": "fp32", "1": "bf16"}  # numerics::DType values used as benchmark 
 def find_binary(explicit: str | None) -> Path:
     if explicit:
         return Path(explicit)
-    for p in (ROOT / "build-perf/bench/bench_sim_throughput", ROOT / "build/bench/bench_sim_throughput"):
+    for p in (ROOT / "build/bench/bench_sim_throughput",):
         if p.exists():
             return p
     sys.exit("bench_sim_throughput not found; build it with\n"
@@ -45,8 +45,10 @@ def find_binary(explicit: str | None) -> Path:
 
 
 def run_bench(binary: Path, reps: int, min_time: float) -> list[dict]:
+    # Repetitions interleaved in random order, so a burst of load from elsewhere on the host
+    # spreads over the cases instead of sinking the one that happened to be running.
     cmd = [str(binary), "--benchmark_format=json", f"--benchmark_repetitions={reps}",
-           f"--benchmark_min_time={min_time}"]
+           f"--benchmark_min_time={min_time}", "--benchmark_enable_random_interleaving=true"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return [b for b in json.loads(out)["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
 
@@ -72,6 +74,9 @@ def summarise(rows: list[dict]) -> dict:
                                "sgemm_gflops": med("blas_GFLOPS"), "ratio": v,
                                "ratio_min": min(r["ratio"] for r in runs), "target": RATIO_TARGET,
                                "ok": v >= RATIO_TARGET, "runs": len(runs)})
+    order = ["calibration matmul, no records", "calibration matmul, with records", "vector/scalar/gpsimd mix"]
+    timing.sort(key=lambda r: order.index(r["case"]) if r["case"] in order else len(order))
+    functional.sort(key=lambda r: (int(r["case"].split("^")[0]), r["case"]))
     return {"timing_only": timing, "functional_matmul": functional}
 
 

@@ -114,6 +114,11 @@ void bind(nb::module_& root) {
       .def("report_json", [](const Compiled& c) { return c.last_report; })
       .def("run", &run, nb::arg("inputs"), nb::arg("timing") = false,
            "Runs one forward pass; returns {name: (shape, flat float32 array)} (empty in timing mode)");
+  m.def("supported_ops", [] {
+    std::vector<std::string> ops;
+    for (const auto& r : compiler::op_table()) ops.emplace_back(r.name);
+    return ops;
+  }, "ONNX ops the importer accepts (each lowers or folds; see docs/compiler.md for limits)");
   m.def("compile_onnx", &compile_onnx, nb::arg("model"), nb::arg("is_path"), nb::arg("chip"), nb::arg("dtype"), nb::arg("batch").none(),
         nb::arg("dims"), nb::arg("shapes"), nb::arg("keep_ir"),
         "Imports an ONNX model (bytes, or a path when is_path) and compiles it for a chip");

@@ -22,12 +22,13 @@ import numpy as np
 
 from trnsim import _core
 
-__all__ = ["compile_onnx", "CompiledModel"]
+__all__ = ["compile_onnx", "CompiledModel", "supported_ops"]
 
 _c = _core.compiler
 
 _NP_TYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.float32, "f64": np.float64, "i64": np.int64,
-             "i32": np.int32, "i8": np.int8, "u8": np.uint8, "bool": np.bool_}
+             "i32": np.int32, "i16": np.int16, "i8": np.int8, "u64": np.uint64, "u32": np.uint32,
+             "u16": np.uint16, "u8": np.uint8, "bool": np.bool_}
 _MODES = ("functional", "timing")
 
 
@@ -132,6 +133,12 @@ class CompiledModel:
                 v = v.astype(t)
             out[n] = v
         return out
+
+
+def supported_ops() -> List[str]:
+    """The ONNX ops (default domain) that the importer accepts; each folds or lowers to kernels,
+    with the run-time limits listed in docs/compiler.md."""
+    return list(_c.supported_ops())
 
 
 def compile_onnx(model: Any, chip: str = "trn2", dtype: str = "fp32", mode: str = "functional",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -159,7 +160,7 @@ def print_report(result: dict[str, Any], top: int = 25) -> None:
     from rich.table import Table
     console = Console()
     rep = result["report"]
-    head = Table(title=f"trnsim run {result['model']}  chip={result['chip']} dtype={result['dtype']} "
+    head = Table(title=f"trnsim run {os.path.basename(result['model'])}  chip={result['chip']} dtype={result['dtype']} "
                        f"mode={result['mode']}")
     head.add_column("metric")
     head.add_column("value", justify="right")
@@ -178,15 +179,24 @@ def print_report(result: dict[str, Any], top: int = 25) -> None:
     if isinstance(engines, dict) and engines:
         et = Table(title="engines")
         et.add_column("engine")
-        et.add_column("value", justify="right")
-        for k, v in engines.items():
-            et.add_row(str(k), json.dumps(v) if isinstance(v, (dict, list)) else _fmt(v))
+        if all(isinstance(v, dict) for v in engines.values()):  # {engine: {busy_s, utilisation}}
+            cols = list(dict.fromkeys(k for v in engines.values() for k in v))
+            for c in cols:
+                et.add_column(c, justify="right")
+            for k, v in engines.items():
+                et.add_row(str(k), *[_fmt(v.get(c, "")) for c in cols])
+        else:
+            et.add_column("value", justify="right")
+            for k, v in engines.items():
+                et.add_row(str(k), json.dumps(v) if isinstance(v, (dict, list)) else _fmt(v))
         console.print(et)
 
     rows = sorted(_op_rows(rep.get("ops")), key=_time_of, reverse=True)
     if rows:
         total = sum(_time_of(r) for r in rows) or 1.0
         keys = [k for k in rows[0] if not isinstance(rows[0][k], (dict, list))]
+        first = [k for k in ("name", "op", "time_s") if k in keys]
+        keys = first + [k for k in keys if k not in first]
         ot = Table(title=f"per-op breakdown (top {min(top, len(rows))} of {len(rows)})")
         for k in keys:
             ot.add_column(k)

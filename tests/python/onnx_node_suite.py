@@ -111,6 +111,7 @@ def run_case(case: Any) -> tuple[str, str]:
         cm = trnsim.compile_onnx(case.model.SerializeToString(), chip="trn2", dtype="fp32",
                                  mode="functional")
         for inputs, expected in case.data_sets:
+            inputs = [np.asarray(x) if isinstance(x, np.generic) else x for x in inputs]
             if any(not isinstance(x, np.ndarray) for x in inputs):
                 return "error", "compiled a model whose inputs are not tensors"
             outs = cm.run(dict(zip(input_names, inputs)))

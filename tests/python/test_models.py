@@ -159,3 +159,32 @@ def test_run_check_cli_json(cnn, capsys):
     assert rc == 0, out["check"]
     assert out["check"][0]["cosine"] > 0.99999 and out["check"][0]["passed"]
     assert out["report"]["time_s"] > 0 and len(out["report"]["ops"]) > 0
+
+
+def test_python_m_trnsim_run_check(cnn):
+    """The module entry point, as a user types it."""
+    import json
+    import subprocess
+    import sys
+    path, _, _ = cnn
+    r = subprocess.run([sys.executable, "-m", "trnsim", "run", path, "--chip", "trn1", "--check", "--json"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["chip"] == "trn1" and all(c["passed"] for c in out["check"])
+
+
+def test_run_names_unsupported_op(tmp_path, capsys):
+    """An op outside the supported set: exit status 2 and the op's name, not a crash."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from trnsim.__main__ import main
+    graph = helper.make_graph([helper.make_node("Det", ["x"], ["y"], name="det0")], "det",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "det.onnx"
+    onnx.save(model, str(path))
+    assert main(["run", str(path), "--check"]) == 2
+    assert "unsupported: op Det" in capsys.readouterr().err

@@ -140,3 +140,27 @@ def test_unsupported_op_is_named():
 
     with pytest.raises(trnsim.UnsupportedError, match=r"unsupported: .*Det"):
         trnsim.trace(Det(), _x(2, 3, 3))
+
+
+@needs_compiler
+def test_torch_compile_tiny_llama_from_transformers():
+    pytest.importorskip("transformers", reason="transformers is not installed")
+    from trnsim import models
+    model, cfg = models.tiny_llama(seed=0)
+    ids = torch.randint(0, cfg.vocab_size, (1, 16), generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        want = model(ids)
+        got = torch.compile(model, backend="trnsim")(ids)
+    torch.testing.assert_close(got, want, rtol=1e-3, atol=1e-3)
+
+
+@needs_compiler
+def test_trace_small_cnn():
+    from trnsim import models
+    model = models.small_cnn(seed=0)
+    x = _x(2, 3, 32, 32)
+    traced = trnsim.trace(model, x, chip="trn2")
+    with torch.no_grad():
+        torch.testing.assert_close(traced(x), model(x), rtol=1e-3, atol=1e-4)
+    ops = {row.get("op") for row in traced.report["ops"] if isinstance(row, dict)}
+    assert ops, traced.report["ops"]

@@ -268,9 +268,17 @@ void split(GraphEditor& e, const Node& n) {
 
 void clip(GraphEditor& e, const Node& n) {
   Graph& g = e.graph();
+  // Bounds computed at run time are element-wise Max/Min with a broadcast scalar.
+  auto bound = [&](size_t i) { return i < n.inputs.size() && !n.inputs[i].empty() && !g.is_const(n.inputs[i]); };
+  std::string y = n.inputs[0];
+  if (bound(1) || bound(2)) {
+    if (n.inputs.size() > 1 && !n.inputs[1].empty()) y = e.add(OpKind::Max, n.name + ".min", {y, n.inputs[1]});
+    if (n.inputs.size() > 2 && !n.inputs[2].empty()) y = e.add(OpKind::Min, n.name + ".max", {y, n.inputs[2]});
+    finish(e, n, y);
+    return;
+  }
   double lo = n.has("min") ? n.f("min", 0) : const_scalar(g, n, 1, -INFINITY);
   double hi = n.has("max") ? n.f("max", 0) : const_scalar(g, n, 2, INFINITY);
-  std::string y = n.inputs[0];
   if (std::isfinite(lo)) y = e.add(OpKind::Max, n.name + ".min", {y, e.constant("lo", {}, {lo})});
   if (std::isfinite(hi)) y = e.add(OpKind::Min, n.name + ".max", {y, e.constant("hi", {}, {hi})});
   finish(e, n, y);
@@ -331,6 +339,17 @@ void decompose(Graph& g) {
         break;
       }
       case OpKind::Clip: clip(e, n); break;
+      case OpKind::Max:
+      case OpKind::Min:
+        if (n.inputs.size() == 2) {
+          e.nodes().push_back(n);
+        } else {  // variadic: a chain of binary ops (one input: a copy)
+          std::string y = n.inputs[0];
+          for (size_t i = 1; i < n.inputs.size(); ++i) y = e.add(n.op, n.name, {y, n.inputs[i]});
+          if (n.inputs.size() == 1) y = e.add(OpKind::Expand, n.name, {y, e.ints("shape", shape_of(g, y))});
+          finish(e, n, y);
+        }
+        break;
       case OpKind::Gather:
         if (g.is_const(n.inputs[1]) && !g.is_const(n.inputs[0]) && numel(shape_of(g, n.inputs[1])) <= 64) gather(e, n);
         else e.nodes().push_back(n);

@@ -71,6 +71,7 @@ double eval_unary(OpKind k, double x, const Node& n) {
     case OpKind::Floor: return std::floor(x);
     case OpKind::Ceil: return std::ceil(x);
     case OpKind::Identity:
+    case OpKind::CastLike:
     case OpKind::Cast: return x;
     case OpKind::LeakyRelu: return x >= 0 ? x : x * n.f("alpha", 0.01);
     case OpKind::HardSigmoid: return std::clamp(n.f("alpha", 0.2) * x + n.f("beta", 0.5), 0.0, 1.0);
@@ -132,8 +133,11 @@ void host_eval(Graph& g, const Node& n) {
     for_each_index(os, st, [&](int64_t i, const std::vector<int64_t>& off) {
       if (n.op == OpKind::Where)
         r[i] = data(g, n.inputs[0])[off[0]] != 0 ? data(g, n.inputs[1])[off[1]] : data(g, n.inputs[2])[off[2]];
-      else
-        r[i] = eval_binary(n.op, data(g, n.inputs[0])[off[0]], data(g, n.inputs[1])[off[1]], integral);
+      else {
+        double v = data(g, n.inputs[0])[off[0]];
+        for (size_t k = 1; k < n.inputs.size(); ++k) v = eval_binary(n.op, v, data(g, n.inputs[k])[off[k]], integral);
+        r[i] = v;
+      }
     });
   } else if (cls == OpClass::Unary) {
     const auto& x = data(g, n.inputs[0]);
@@ -152,6 +156,7 @@ void host_eval(Graph& g, const Node& n) {
         for (size_t i = 0; i < r.size(); ++i) r[i] = static_cast<double>(s[b + i]);
         break;
       }
+      case OpKind::Size: r[0] = static_cast<double>(numel(ishape(0))); break;
       case OpKind::ConstantOfShape: {
         double v = 0;
         if (auto it = n.attrs.find("value"); it != n.attrs.end()) v = std::get<TensorInfo>(it->second).data->at(0);

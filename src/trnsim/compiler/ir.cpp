@@ -17,7 +17,11 @@ std::string_view elem_name(ElemType t) {
     case ElemType::Double: return "f64";
     case ElemType::Int64: return "i64";
     case ElemType::Int32: return "i32";
+    case ElemType::Int16: return "i16";
     case ElemType::Int8: return "i8";
+    case ElemType::UInt64: return "u64";
+    case ElemType::UInt32: return "u32";
+    case ElemType::UInt16: return "u16";
     case ElemType::UInt8: return "u8";
     case ElemType::Bool: return "bool";
   }
@@ -25,8 +29,7 @@ std::string_view elem_name(ElemType t) {
 }
 
 bool is_integral(ElemType t) {
-  return t == ElemType::Int64 || t == ElemType::Int32 || t == ElemType::Int8 ||
-         t == ElemType::UInt8 || t == ElemType::Bool;
+  return t != ElemType::Float && t != ElemType::Float16 && t != ElemType::BFloat16 && t != ElemType::Double;
 }
 
 int64_t numel(const Shape& s) {

@@ -16,7 +16,7 @@ namespace trnsim::compiler {
 
 // Element types of the source model. On the chip every tensor is held as fp32 in HBM (integer
 // and boolean tensors are small index/mask tensors; fp32 holds integers exactly to 2^24).
-enum class ElemType : uint8_t { Float, Float16, BFloat16, Double, Int64, Int32, Int8, UInt8, Bool };
+enum class ElemType : uint8_t { Float, Float16, BFloat16, Double, Int64, Int32, Int16, Int8, UInt64, UInt32, UInt16, UInt8, Bool };
 std::string_view elem_name(ElemType t);
 bool is_integral(ElemType t);  // Int*, UInt8, Bool
 

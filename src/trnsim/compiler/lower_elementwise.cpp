@@ -174,7 +174,7 @@ void lower_elementwise(LowerCtx& ctx) {
   for (const auto& i : n.inputs) ins.push_back(broadcast_view(i, g.tensor(i).shape, os));
   const bool integral = is_integral(g.tensor(n.inputs[0]).type);
   SView out = row_major(n.outputs[0], os);
-  if (n.op == OpKind::Cast) {
+  if (n.op == OpKind::Cast || n.op == OpKind::CastLike) {
     ElemType to = cast_to(n, &g);
     if (to == ElemType::Float16 || to == ElemType::BFloat16) {
       // Round through a tile of the target type, then back to the fp32 HBM copy.

@@ -24,6 +24,10 @@ ElemType elem_type(int t, const std::string& where) {
     case TensorProto::INT64: return ElemType::Int64;
     case TensorProto::INT32: return ElemType::Int32;
     case TensorProto::INT8: return ElemType::Int8;
+    case TensorProto::INT16: return ElemType::Int16;
+    case TensorProto::UINT16: return ElemType::UInt16;
+    case TensorProto::UINT32: return ElemType::UInt32;
+    case TensorProto::UINT64: return ElemType::UInt64;
     case TensorProto::UINT8: return ElemType::UInt8;
     case TensorProto::BOOL: return ElemType::Bool;
     default: break;
@@ -70,6 +74,18 @@ TensorInfo tensor_from_proto(const TensorProto& p, const std::string& where) {
       break;
     case TensorProto::INT8:
       if (has_raw) append_raw<int8_t>(raw, v); else for (auto x : p.int32_data()) v.push_back(static_cast<int8_t>(x));
+      break;
+    case TensorProto::INT16:
+      if (has_raw) append_raw<int16_t>(raw, v); else for (auto x : p.int32_data()) v.push_back(static_cast<int16_t>(x));
+      break;
+    case TensorProto::UINT16:
+      if (has_raw) append_raw<uint16_t>(raw, v); else for (auto x : p.int32_data()) v.push_back(static_cast<uint16_t>(x));
+      break;
+    case TensorProto::UINT32:
+      if (has_raw) append_raw<uint32_t>(raw, v); else for (auto x : p.uint64_data()) v.push_back(static_cast<double>(x));
+      break;
+    case TensorProto::UINT64:
+      if (has_raw) append_raw<uint64_t>(raw, v); else for (auto x : p.uint64_data()) v.push_back(static_cast<double>(x));
       break;
     case TensorProto::UINT8:
     case TensorProto::BOOL:

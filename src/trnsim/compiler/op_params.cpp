@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "trnsim/common/error.h"
 
@@ -14,7 +15,10 @@ std::vector<int64_t> const_ints(const Graph& g, const Node& n, size_t input) {
     throw UnsupportedError(fmt::format("unsupported: op {} (input {} '{}' computed at run time; it must be constant) at node '{}'",
                                        op_name(n.op), input, name, n.name));
   std::vector<int64_t> v;
-  for (double d : *g.tensor(name).data) v.push_back(static_cast<int64_t>(d));
+  // Values are held as doubles: INT64_MAX/MIN ("to the end" in Slice) round to +-2^63, which
+  // must saturate instead of overflowing the conversion.
+  for (double d : *g.tensor(name).data)
+    v.push_back(d >= 0x1p63 ? std::numeric_limits<int64_t>::max() : d <= -0x1p63 ? std::numeric_limits<int64_t>::min() : static_cast<int64_t>(d));
   return v;
 }
 

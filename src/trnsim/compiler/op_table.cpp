@@ -15,8 +15,8 @@ const std::vector<OpInfo>& table() {
       {K::Mul, "Mul", C::Binary, 2, 2, {}},
       {K::Div, "Div", C::Binary, 2, 2, {}},
       {K::Pow, "Pow", C::Binary, 2, 2, {}},
-      {K::Max, "Max", C::Binary, 2, 2, {}},
-      {K::Min, "Min", C::Binary, 2, 2, {}},
+      {K::Max, "Max", C::Binary, 1, 64, {}},
+      {K::Min, "Min", C::Binary, 1, 64, {}},
       {K::Mod, "Mod", C::Binary, 2, 2, {"fmod"}},
       {K::Equal, "Equal", C::Binary, 2, 2, {}},
       {K::Less, "Less", C::Binary, 2, 2, {}},
@@ -50,6 +50,7 @@ const std::vector<OpInfo>& table() {
       {K::HardSigmoid, "HardSigmoid", C::Unary, 1, 1, {"alpha", "beta"}},
       {K::HardSwish, "HardSwish", C::Unary, 1, 1, {}},
       {K::IsNaN, "IsNaN", C::Unary, 1, 1, {}},
+      {K::CastLike, "CastLike", C::Unary, 2, 2, {"saturate"}},
       {K::Where, "Where", C::Binary, 3, 3, {}},
       {K::MatMul, "MatMul", C::Compute, 2, 2, {}},
       {K::Gemm, "Gemm", C::Compute, 2, 3, {"alpha", "beta", "transA", "transB"}},
@@ -68,7 +69,7 @@ const std::vector<OpInfo>& table() {
       {K::Reshape, "Reshape", C::Movement, 2, 2, {"allowzero"}},
       {K::Flatten, "Flatten", C::Movement, 1, 1, {"axis"}},
       {K::Transpose, "Transpose", C::Movement, 1, 1, {"perm"}},
-      {K::Concat, "Concat", C::Movement, 1, 64, {"axis"}},
+      {K::Concat, "Concat", C::Movement, 1, 4096, {"axis"}},
       {K::Slice, "Slice", C::Movement, 1, 5, {"starts", "ends", "axes"}},
       {K::Gather, "Gather", C::Movement, 2, 2, {"axis"}},
       {K::Expand, "Expand", C::Movement, 2, 2, {}},
@@ -81,6 +82,7 @@ const std::vector<OpInfo>& table() {
       {K::Pad, "Pad", C::Movement, 1, 4, {"mode", "pads", "value"}},
       {K::Split, "Split", C::Movement, 1, 2, {"axis", "split", "num_outputs"}},
       {K::GatherElements, "GatherElements", C::Movement, 2, 2, {"axis"}},
+      {K::Size, "Size", C::Shape, 1, 1, {}},
   };
   return t;
 }
@@ -88,7 +90,7 @@ const std::vector<OpInfo>& table() {
 }  // namespace
 
 // Every enumerator has its row, in enum order (checked once at start-up by op_info's index).
-static_assert(static_cast<int>(OpKind::kCount) == 71, "op table: add the new op's row and update this count");
+static_assert(static_cast<int>(OpKind::kCount) == 73, "op table: add the new op's row and update this count");
 
 const std::vector<OpInfo>& op_table() { return table(); }
 

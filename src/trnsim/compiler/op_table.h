@@ -15,14 +15,14 @@ enum class OpKind : uint8_t {
   And, Or,
   // element-wise unary
   Neg, Abs, Sqrt, Reciprocal, Exp, Log, Erf, Tanh, Relu, Sigmoid, Gelu, Softplus, Sin, Cos,
-  Sign, Not, Floor, Ceil, Identity, Cast, LeakyRelu, Clip, HardSigmoid, HardSwish, IsNaN,
+  Sign, Not, Floor, Ceil, Identity, Cast, LeakyRelu, Clip, HardSigmoid, HardSwish, IsNaN, CastLike,
   Where,
   // compute
   MatMul, Gemm, Conv, LayerNormalization, Softmax, LogSoftmax, ReduceMean, ReduceSum,
   ReduceMax, ReduceMin, GlobalAveragePool, MaxPool, AveragePool, BatchNormalization,
   // shape and data movement
   Reshape, Flatten, Transpose, Concat, Slice, Gather, Expand, Unsqueeze, Squeeze, Shape,
-  ConstantOfShape, Constant, Range, Pad, Split, GatherElements,
+  ConstantOfShape, Constant, Range, Pad, Split, GatherElements, Size,
   kCount
 };
 

@@ -23,6 +23,10 @@ ElemType cast_target(const Node& n) {
     case 7: return ElemType::Int64;
     case 6: return ElemType::Int32;
     case 3: return ElemType::Int8;
+    case 5: return ElemType::Int16;
+    case 4: return ElemType::UInt16;
+    case 12: return ElemType::UInt32;
+    case 13: return ElemType::UInt64;
     case 2: return ElemType::UInt8;
     case 9: return ElemType::Bool;
     default: break;
@@ -105,7 +109,7 @@ void infer_node(Graph& g, const Node& n) {
     return;
   }
   if (cls == OpClass::Unary) {
-    set(0, x, n.op == OpKind::Cast ? cast_target(n) : (n.op == OpKind::Not || n.op == OpKind::IsNaN) ? ElemType::Bool : xt);
+    set(0, x, n.op == OpKind::Cast ? cast_target(n) : n.op == OpKind::CastLike ? in(1).type : (n.op == OpKind::Not || n.op == OpKind::IsNaN) ? ElemType::Bool : xt);
     return;
   }
   switch (n.op) {
@@ -260,6 +264,7 @@ void infer_node(Graph& g, const Node& n) {
       set(0, {e - b}, ElemType::Int64);
       return;
     }
+    case OpKind::Size: set(0, {}, ElemType::Int64); return;
     case OpKind::ConstantOfShape: {
       ElemType t = ElemType::Float;
       if (auto it = n.attrs.find("value"); it != n.attrs.end()) t = std::get<TensorInfo>(it->second).type;
@@ -302,7 +307,7 @@ void infer_shapes(Graph& g) {
     for (const auto& i : n.inputs) all_const &= i.empty() || g.is_const(i);
     int64_t out_elems = 0;
     for (const auto& o : n.outputs) out_elems += o.empty() ? 0 : numel(g.tensor(o).shape);
-    if ((all_const || n.op == OpKind::Shape) && out_elems <= kFoldLimit && host_eval_supported(n.op)) {
+    if ((all_const || n.op == OpKind::Shape || n.op == OpKind::Size) && out_elems <= kFoldLimit && host_eval_supported(n.op)) {
       host_eval(g, n);
       continue;
     }

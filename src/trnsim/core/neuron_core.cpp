@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "trnsim/core/buffer_pool.h"
 #include "trnsim/core/chip.h"
 #include "trnsim/core/dma_queue.h"
 #include "trnsim/core/gpsimd_engine.h"
@@ -32,7 +33,9 @@ NeuronCore::NeuronCore(Chip& chip, int index, const isa::CoreProgram& program)
                                                 program.dma_queues[q]));
 }
 
-NeuronCore::~NeuronCore() = default;
+NeuronCore::~NeuronCore() {
+  for (auto& v : scratch_) give_back(std::move(v));
+}
 
 const hw::CoreSpec& NeuronCore::spec() const { return chip_.spec().core; }
 
@@ -47,7 +50,10 @@ PartitionBase NeuronCore::memory(const isa::AccessPattern& ap) {
 
 float* NeuronCore::scratch(size_t n, int slot) {
   auto& v = scratch_[slot];
-  if (v.size() < n) v.resize(n);
+  if (v.size() < n) {
+    give_back(std::move(v));
+    v = take_floats(n);  // a recycled buffer: no fresh pages on every run
+  }
   return v.data();
 }
 

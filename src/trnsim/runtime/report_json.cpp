@@ -48,8 +48,8 @@ std::string report_table(const Report& r, int64_t batch, size_t top_ops) {
   double rest = 0;
   for (size_t i = 0; i < ops.size(); ++i) {
     if (i >= top_ops) { rest += ops[i]->time_s; continue; }
-    std::string op = ops[i]->op;
-    for (const auto& f : ops[i]->fused) op += "+";
+    // "MatMul+2": a matmul with two element-wise ops fused into its epilogue.
+    std::string op = ops[i]->op + (ops[i]->fused.empty() ? "" : fmt::format("+{}", ops[i]->fused.size()));
     s += fmt::format("  {:<40} {:<18} {:>12.3f} {:>6.1f}%\n", ops[i]->node.substr(0, 40), op, ops[i]->time_s * 1e6,
                      r.time_s > 0 ? 100 * ops[i]->time_s / r.time_s : 0.0);
   }

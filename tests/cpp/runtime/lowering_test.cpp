@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "../compiler/onnx_model.h"
 #include "trnsim/compiler/compile.h"
