@@ -98,27 +98,52 @@ def _compare(got: Any, exp: Any, rtol: float, atol: float) -> str | None:
     return None
 
 
-def run_case(case: Any) -> tuple[str, str]:
-    """Compile and run one case in this process: (status, detail)."""
-    import trnsim
+def _tolerance(case: Any) -> tuple[float, float]:
+    """rtol, atol for a case: RTOL/ATOL or the case's own if looser; widened to about two units
+    in the last place where an output is bf16 or fp16 (the expected values are rounded to it)."""
     rtol = max(RTOL, float(getattr(case, "rtol", 0.0) or 0.0))
     atol = max(ATOL, float(getattr(case, "atol", 0.0) or 0.0))
+    kinds = {o.type.tensor_type.elem_type for o in case.model.graph.output}
+    if 16 in kinds:  # TensorProto.BFLOAT16: 8 significant bits
+        rtol, atol = max(rtol, 2e-2), max(atol, 2e-2)
+    elif 10 in kinds:  # TensorProto.FLOAT16: 11 significant bits
+        rtol, atol = max(rtol, 2e-3), max(atol, 2e-3)
+    return rtol, atol
+
+
+def portable(case: Any) -> dict[str, Any]:
+    """What a worker needs to run a case, without onnx: model bytes, names, data, tolerance."""
     graph = case.model.graph
     inits = {i.name for i in graph.initializer}
-    input_names = [i.name for i in graph.input if i.name not in inits]
-    output_names = [o.name for o in graph.output]
+    rtol, atol = _tolerance(case)
+    return {"model": case.model.SerializeToString(),
+            "inputs": [i.name for i in graph.input if i.name not in inits],
+            "outputs": [o.name for o in graph.output],
+            "data_sets": [(_arrays(ins), _arrays(outs)) for ins, outs in case.data_sets],
+            "rtol": rtol, "atol": atol}
+
+
+def _arrays(values: Any) -> list[Any]:
+    """The generator stores some cases' data (casts to and from bf16, fp8, ...) as TensorProto
+    rather than numpy; turn those into arrays (ml_dtypes for the narrow floats)."""
+    from onnx import TensorProto, numpy_helper
+    return [numpy_helper.to_array(v) if isinstance(v, TensorProto) else v for v in values]
+
+
+def run_case(case: dict[str, Any]) -> tuple[str, str]:
+    """Compile and run one case (see portable()) in this process: (status, detail)."""
+    import trnsim
     try:
-        cm = trnsim.compile_onnx(case.model.SerializeToString(), chip="trn2", dtype="fp32",
-                                 mode="functional")
-        for inputs, expected in case.data_sets:
+        cm = trnsim.compile_onnx(case["model"], chip="trn2", dtype="fp32", mode="functional")
+        for inputs, expected in case["data_sets"]:
             inputs = [np.asarray(x) if isinstance(x, np.generic) else x for x in inputs]
             if any(not isinstance(x, np.ndarray) for x in inputs):
                 return "error", "compiled a model whose inputs are not tensors"
-            outs = cm.run(dict(zip(input_names, inputs)))
-            for name, exp in zip(output_names, expected):
+            outs = cm.run(dict(zip(case["inputs"], inputs)))
+            for name, exp in zip(case["outputs"], expected):
                 if name not in outs:
                     return "wrong", f"output {name!r} missing (got {sorted(outs)})"
-                diff = _compare(outs[name], exp, rtol, atol)
+                diff = _compare(outs[name], exp, case["rtol"], case["atol"])
                 if diff:
                     return "wrong", f"output {name!r}: {diff}"
         return "pass", ""
@@ -133,45 +158,59 @@ def run_case(case: Any) -> tuple[str, str]:
 
 
 # ------------------------------------------------------------------------------------------
-# worker processes: one line in (a case name), one JSON line out
+# worker processes: one line in (the path of a pickled portable case), one JSON line out
 
 
 def worker_main() -> None:
+    import pickle
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything the native code prints goes to stderr, not into the protocol
-    cases = collect_cases()
+    import trnsim  # noqa: F401  (loaded before "ready", so a case's time is its own)
     proto.write("ready\n")
     for line in sys.stdin:
-        name = line.strip()
-        if not name:
+        path = line.strip()
+        if not path:
             continue
+        with open(path, "rb") as f:
+            case = pickle.load(f)
         t0 = time.perf_counter()
-        status, detail = run_case(cases[name])
-        proto.write(json.dumps({"name": name, "status": status, "detail": detail[:400],
+        status, detail = run_case(case)
+        proto.write(json.dumps({"status": status, "detail": detail[:400],
                                 "seconds": time.perf_counter() - t0}) + "\n")
 
 
 class _Worker:
-    def __init__(self):
+    def __init__(self, tmpdir: str):
+        import tempfile
+        self.err = tempfile.TemporaryFile(mode="w+", dir=tmpdir)
         self.proc = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "--worker"], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1)
+            stdout=subprocess.PIPE, stderr=self.err, text=True, bufsize=1)
         ready = self.proc.stdout.readline()
         if ready.strip() != "ready":
-            raise RuntimeError(f"node-suite worker failed to start (exit {self.proc.poll()})")
+            raise RuntimeError(f"node-suite worker failed to start (exit {self.proc.poll()}): "
+                               f"{self._stderr_tail()}")
 
-    def run(self, name: str, timeout: float) -> dict[str, Any]:
+    def _stderr_tail(self) -> str:
+        self.err.flush()
+        self.err.seek(0)
+        lines = [ln.strip() for ln in self.err.read().splitlines() if ln.strip()]
+        return " | ".join(lines[-3:])[-300:]
+
+    def run(self, name: str, path: str, timeout: float) -> dict[str, Any]:
         timed_out = threading.Event()
 
         def kill():
             timed_out.set()
             self.proc.kill()
 
+        self.err.seek(0)
+        self.err.truncate()
         timer = threading.Timer(timeout, kill)
         t0 = time.perf_counter()
         timer.start()
         try:
-            self.proc.stdin.write(name + "\n")
+            self.proc.stdin.write(path + "\n")
             self.proc.stdin.flush()
             line = self.proc.stdout.readline()
         except (BrokenPipeError, OSError):
@@ -179,10 +218,12 @@ class _Worker:
         finally:
             timer.cancel()
         if line:
-            return json.loads(line)
+            return {"name": name, **json.loads(line)}
         rc = self.proc.wait()
         why = f"timed out after {timeout:g} s" if timed_out.is_set() else f"worker died (exit {rc})"
-        return {"name": name, "status": "crash", "detail": why, "seconds": time.perf_counter() - t0}
+        tail = self._stderr_tail()
+        return {"name": name, "status": "crash", "detail": why + (f": {tail}" if tail else ""),
+                "seconds": time.perf_counter() - t0}
 
     def close(self):
         if self.proc.poll() is None:
@@ -191,37 +232,48 @@ class _Worker:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+        self.err.close()
 
 
-def run_suite(names: list[str], jobs: int = 2, timeout: float = 30.0,
+def run_suite(cases: dict[str, Any], names: list[str], jobs: int = 2, timeout: float = 30.0,
               progress: bool = False) -> list[dict[str, Any]]:
+    """Run ``names`` (keys of ``cases``) in ``jobs`` worker processes; a worker that dies is
+    replaced and its case recorded as a crash."""
+    import pickle
+    import tempfile
     todo: queue.Queue[str] = queue.Queue()
     for n in names:
         todo.put(n)
     results: list[dict[str, Any]] = []
     lock = threading.Lock()
 
-    def loop():
-        worker = _Worker()
-        while True:
-            try:
-                name = todo.get_nowait()
-            except queue.Empty:
-                break
-            r = worker.run(name, timeout)
-            with lock:
-                results.append(r)
-                if progress and len(results) % 100 == 0:
-                    print(f"  {len(results)}/{len(names)}", file=sys.stderr)
-            if r["status"] == "crash" and worker.proc.poll() is not None:
-                worker = _Worker()
-        worker.close()
+    with tempfile.TemporaryDirectory(prefix="trnsim-node-suite-") as tmp:
+        def loop():
+            worker = _Worker(tmp)
+            while True:
+                try:
+                    name = todo.get_nowait()
+                except queue.Empty:
+                    break
+                path = os.path.join(tmp, name + ".pkl")
+                with open(path, "wb") as f:
+                    pickle.dump(portable(cases[name]), f)
+                r = worker.run(name, path, timeout)
+                os.unlink(path)
+                with lock:
+                    results.append(r)
+                    if progress and len(results) % 200 == 0:
+                        print(f"  {len(results)}/{len(names)}", file=sys.stderr)
+                if r["status"] == "crash" and worker.proc.poll() is not None:
+                    worker.close()
+                    worker = _Worker(tmp)
+            worker.close()
 
-    threads = [threading.Thread(target=loop) for _ in range(max(1, min(jobs, len(names))))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+        threads = [threading.Thread(target=loop) for _ in range(max(1, min(jobs, len(names))))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     order = {n: i for i, n in enumerate(names)}
     return sorted(results, key=lambda r: order[r["name"]])
 
@@ -315,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.match:
         names = [n for n in names if re.search(args.match, n)]
     t0 = time.perf_counter()
-    results = run_suite(names, args.jobs, args.timeout, progress=True)
+    results = run_suite(cases, names, args.jobs, args.timeout, progress=True)
     summary = summarize(results, ops, supported_ops_from_trnsim())
     summary["wall_s"] = time.perf_counter() - t0
     print_summary(summary)

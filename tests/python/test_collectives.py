@@ -16,25 +16,16 @@ import numpy as np
 import pytest
 
 import trnsim
+from cli_path import trnsim_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 GiB = 1 << 30
 
 
-def _cli() -> str:
-    if os.environ.get("TRNSIM_BIN"):
-        return os.environ["TRNSIM_BIN"]
-    built = ROOT / "build" / "src" / "trnsim"
-    if built.exists():
-        return str(built)
-    found = shutil.which("trnsim")
-    if not found:
-        pytest.skip("no trnsim binary: set TRNSIM_BIN or build first")
-    return found
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([_cli(), "collective", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([trnsim_cli(), "collective", *args], capture_output=True, text=True, timeout=60)
 
 
 def test_cli_json_equals_python_api():

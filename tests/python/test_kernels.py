@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import trnsim
+from cli_path import trnsim_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 TOL = {"fp32": (1e-6, 1e-5), "bf16": (2e-2, 1e-2)}
@@ -242,18 +243,10 @@ def test_shape_limits_are_shape_errors_naming_the_limit():
 
 # ---- the CLI -------------------------------------------------------------------------------
 
-def _cli() -> str:
-    cands = [os.environ.get("TRNSIM_BIN"), str(ROOT / "build" / "src" / "trnsim"), shutil.which("trnsim")]
-    for c in cands:
-        if c and Path(c).exists():
-            if subprocess.run([c, "kernel", "--list"], capture_output=True).returncode == 0:
-                return c
-            pytest.skip(f"{c} predates `trnsim kernel`: rebuild it")
-    pytest.skip("no trnsim binary: set TRNSIM_BIN or build first")
 
 
 def test_cli_json_equals_python_api():
-    out = subprocess.run([_cli(), "kernel", "softmax", "--chip", "trn1", "--rows", "256", "--cols", "512", "--json"],
+    out = subprocess.run([trnsim_cli(), "kernel", "softmax", "--chip", "trn1", "--rows", "256", "--cols", "512", "--json"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
@@ -264,8 +257,8 @@ def test_cli_json_equals_python_api():
 
 
 def test_cli_errors_exit_2_with_one_line():
-    out = subprocess.run([_cli(), "kernel", "attention", "--head-dim", "256"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([trnsim_cli(), "kernel", "attention", "--head-dim", "256"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert out.stderr.strip().splitlines()[-1].startswith("trnsim: error: kernel attention: --head-dim 256")
-    out = subprocess.run([_cli(), "kernel", "softmax", "--m", "4"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([trnsim_cli(), "kernel", "softmax", "--m", "4"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "--rows --cols" in out.stderr

@@ -15,6 +15,7 @@ import pytest
 
 import trnsim
 from trnsim.hw import chip_presets, preset_yaml, system_presets
+from cli_path import trnsim_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 GiB = 1024**3
@@ -31,20 +32,10 @@ HBM = {  # capacity in bytes, bandwidth in GB/s (10^9 B/s)
 }
 
 
-def _cli() -> str:
-    if os.environ.get("TRNSIM_BIN"):
-        return os.environ["TRNSIM_BIN"]
-    built = ROOT / "build" / "src" / "trnsim"
-    if built.exists():
-        return str(built)
-    found = shutil.which("trnsim")
-    if not found:
-        pytest.skip("no trnsim binary: set TRNSIM_BIN or build first")
-    return found
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([_cli(), "specs", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([trnsim_cli(), "specs", *args], capture_output=True, text=True, timeout=60)
 
 
 @pytest.fixture(scope="module")

@@ -149,12 +149,6 @@ std::pair<std::string, std::vector<int64_t>> axes_last(GraphEditor& e, const Nod
   return {transpose(e, n.name + ".axes_last", x, perm), perm};
 }
 
-bool trailing(const std::vector<int64_t>& axes, int64_t rank) {
-  for (size_t i = 0; i < axes.size(); ++i)
-    if (axes[axes.size() - 1 - i] != rank - 1 - static_cast<int64_t>(i)) return false;
-  return true;
-}
-
 // Reduce over trailing axes only; keepdims restored by the final Reshape.
 void reduce(GraphEditor& e, const Node& n) {
   const Shape xs = shape_of(e.graph(), n.inputs[0]);
@@ -327,7 +321,6 @@ void decompose(Graph& g) {
         auto axes = reduce_axes(g, n, rank);
         if (rank == 2 && axes == std::vector<int64_t>{1} && !keepdims(n) && n.inputs.size() == 1) e.nodes().push_back(n);
         else reduce(e, n);
-        (void)trailing;
         break;
       }
       case OpKind::LayerNormalization: {

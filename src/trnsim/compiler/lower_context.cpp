@@ -81,7 +81,11 @@ const kernels::Tensor& LowerCtx::hbm_shaped(const std::string& name, std::vector
   auto it = tensors.find(name);
   if (it != tensors.end()) return it->second;
   bool is_out = std::find(n.outputs.begin(), n.outputs.end(), name) != n.outputs.end();
-  kernels::Tensor k = is_out ? kb.hbm_output(name, elems, DType::F32) : kb.hbm_input(name, elems, DType::F32);
+  // fp16/bf16 tensors of the model are held in their own type, so every op's result is rounded
+  // as ONNX specifies (the DMA converts on the way in and out); everything else is fp32.
+  const ElemType et = g.tensor(name).type;
+  const DType dt = et == ElemType::Float16 ? DType::F16 : et == ElemType::BFloat16 ? DType::BF16 : DType::F32;
+  kernels::Tensor k = is_out ? kb.hbm_output(name, elems, dt) : kb.hbm_input(name, elems, dt);
   (is_out ? writes : reads).push_back(name);
   return tensors.emplace(name, k).first->second;
 }

@@ -171,7 +171,9 @@ void lower_elementwise(LowerCtx& ctx) {
   const Graph& g = ctx.g;
   const Shape& os = g.tensor(n.outputs[0]).shape;
   std::vector<SView> ins;
-  for (const auto& i : n.inputs) ins.push_back(broadcast_view(i, g.tensor(i).shape, os));
+  // CastLike's second input only names the target type; it is not read.
+  const size_t read = n.op == OpKind::CastLike ? 1 : n.inputs.size();
+  for (size_t i = 0; i < read; ++i) ins.push_back(broadcast_view(n.inputs[i], g.tensor(n.inputs[i]).shape, os));
   const bool integral = is_integral(g.tensor(n.inputs[0]).type);
   SView out = row_major(n.outputs[0], os);
   if (n.op == OpKind::Cast || n.op == OpKind::CastLike) {

@@ -186,8 +186,8 @@ Graph convert(const onnx::ModelProto& m, const std::string& source) {
     if (os.domain().empty() || os.domain() == "ai.onnx") g.opset = static_cast<int>(os.version());
   }
   if (g.opset == 0) g.opset = kMaxOpset;  // very old files omit it; read as current
-  if (g.opset < kMinOpset || g.opset > kMaxOpset)
-    throw UnsupportedError(fmt::format("unsupported: opset {} in '{}' (supported: {}..{})", g.opset, source, kMinOpset, kMaxOpset));
+  if (g.opset < kMinOpset || g.opset > kMaxKnownOpset)
+    throw UnsupportedError(fmt::format("unsupported: opset {} in '{}' (supported: {}..{})", g.opset, source, kMinOpset, kMaxKnownOpset));
   const auto& gp = m.graph();
   for (const auto& init : gp.initializer()) g.tensors[init.name()] = tensor_from_proto(init, fmt::format("initializer of '{}'", source));
   for (const auto& in : gp.input()) {
@@ -205,6 +205,9 @@ Graph convert(const onnx::ModelProto& m, const std::string& source) {
     auto k = op_from_name(np.op_type());
     if (!k) throw UnsupportedError(fmt::format("unsupported: op {} at node '{}'", np.op_type(), n.name));
     n.op = *k;
+    if (int v = revised_after_opset23(n.op); g.opset > kMaxOpset && v > 0 && v <= g.opset)
+      throw UnsupportedError(fmt::format("unsupported: op {} version {} (opset {}; trnsim implements the ops of opsets {}..{}) at node '{}'",
+                                         np.op_type(), v, g.opset, kMinOpset, kMaxOpset, n.name));
     const auto& info = op_info(n.op);
     for (const auto& a : np.attribute()) {
       bool known = false;

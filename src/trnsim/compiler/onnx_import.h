@@ -11,6 +11,8 @@ namespace trnsim::compiler {
 
 inline constexpr int kMinOpset = 7;
 inline constexpr int kMaxOpset = 23;
+// Opsets 24..kMaxKnownOpset load when none of the model's ops was revised after opset 23.
+inline constexpr int kMaxKnownOpset = 28;
 
 Graph import_onnx_file(const std::string& path);
 // `source` names the model in error messages.

@@ -108,6 +108,19 @@ const OpInfo& op_info(OpKind k) {
 
 std::string_view op_name(OpKind k) { return op_info(k).name; }
 
+// Checked against onnx 1.23's schema history: the versions 24/25/28 of Identity, Cast,
+// CastLike, Reshape, Flatten, Transpose, (Un)Squeeze, Shape, Size, Constant(OfShape) and Pad
+// only add element types (float8e8m0, int2/uint2, float6) that the importer rejects, plus
+// Cast's round_mode attribute, rejected by the attribute list; so they do not count. Range-27
+// (stash_type, new doc) and Mod-28 (new doc) changed meaning.
+int revised_after_opset23(OpKind k) {
+  switch (k) {
+    case K::Mod: return 28;
+    case K::Range: return 27;
+    default: return 0;
+  }
+}
+
 std::optional<OpKind> op_from_name(std::string_view n) {
   for (const auto& r : table())
     if (r.name == n) return r.kind;

@@ -42,4 +42,10 @@ std::string_view op_name(OpKind k);
 std::optional<OpKind> op_from_name(std::string_view onnx_name);
 const std::vector<OpInfo>& op_table();
 
+// The first version of the op's ONNX schema after opset 23 that changed its meaning for the
+// element types and attributes the importer accepts (from onnx 1.23's schema history), 0 if
+// none up to opset 28. A model of opset 24..28 loads when none of its ops was revised up
+// to its opset: the compiler implements the ops as specified at opset 23.
+int revised_after_opset23(OpKind k);
+
 }  // namespace trnsim::compiler

@@ -61,6 +61,29 @@ TEST(OnnxImport, OpsetOutsideTheSupportedRange) {
   EXPECT_NE(error_of<UnsupportedError>(m.bytes()).find("opset 5"), std::string::npos);
 }
 
+TEST(OnnxImport, LaterOpsetLoadsOnlyUnrevisedOps) {
+  OnnxModel ok(25);
+  ok.input("x", {2});
+  ok.node("Relu", {"x"}, {"y"});
+  ok.output("y");
+  EXPECT_EQ(import_onnx_bytes(ok.bytes()).opset, 25);
+  OnnxModel before(27);
+  before.input("x", {2}).input("m", {2});
+  OnnxModel::attr(before.node("Mod", {"x", "m"}, {"y"}, "r"), "fmod", int64_t{1});
+  before.output("y");
+  EXPECT_EQ(import_onnx_bytes(before.bytes()).opset, 27);
+  OnnxModel revised28(28);
+  revised28.input("x", {2}).input("m", {2});
+  revised28.node("Mod", {"x", "m"}, {"y"}, "r");
+  revised28.output("y");
+  EXPECT_NE(error_of<UnsupportedError>(revised28.bytes()).find("unsupported: op Mod version 28 (opset 28"), std::string::npos);
+  OnnxModel future(29);
+  future.input("x", {2});
+  future.node("Relu", {"x"}, {"y"});
+  future.output("y");
+  EXPECT_NE(error_of<UnsupportedError>(future.bytes()).find("opset 29"), std::string::npos);
+}
+
 TEST(OnnxImport, MalformedBytesNameTheSource) {
   EXPECT_NE(error_of<Error>("\x08\x01garbage-not-a-model").find("'model.onnx' is not a valid ONNX model"), std::string::npos);
   EXPECT_THROW(import_onnx_file("/nonexistent/x.onnx"), Error);
