@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -41,9 +42,21 @@ int run_model(const RunArgs& a) {
   for (const auto& d : a.dims) {
     auto eq = d.find('=');
     if (eq == std::string::npos) throw Error("--dim expects NAME=SIZE, got '" + d + "'");
-    opt.dims[d.substr(0, eq)] = std::stoll(d.substr(eq + 1));
+    const std::string value = d.substr(eq + 1);
+    char* end = nullptr;
+    const long long size = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || size <= 0)
+      throw Error("--dim " + d + ": SIZE must be a positive integer, got '" + value + "'");
+    opt.dims[d.substr(0, eq)] = size;
   }
   compiler::CompiledModel cm = compiler::compile(compiler::import_onnx_file(a.model), chip, opt);
+  // Throughput counts the samples one run processes: the leading axis of the first input
+  // (as bound by --batch/--dim when symbolic, or fixed by the model).
+  int64_t batch = a.batch;
+  if (!cm.inputs.empty()) {
+    const auto& s = cm.shapes.at(cm.inputs.front());
+    if (!s.empty() && s.front() > 0) batch = s.front();
+  }
   if (a.dump_ir) std::cout << cm.dump_ir();
   runtime::LoadedModel lm(cm, chip);
   const auto mode = a.timing_only ? core::Mode::Timing : core::Mode::Functional;
@@ -54,7 +67,7 @@ int run_model(const RunArgs& a) {
     runtime::write_timeline_trace(f, out.report);
   }
   if (a.json) {
-    auto j = runtime::report_json(out.report, a.batch);
+    auto j = runtime::report_json(out.report, batch);
     j["model"] = a.model;
     j["dtype"] = a.dtype;
     for (const auto& [n, v] : out.outputs) {
@@ -66,7 +79,7 @@ int run_model(const RunArgs& a) {
     return 0;
   }
   fmt::print("model {} ({} nodes after compilation, dtype {})\n", a.model, cm.graph.nodes.size(), a.dtype);
-  std::cout << runtime::report_table(out.report, a.batch);
+  std::cout << runtime::report_table(out.report, batch);
   for (const auto& [n, v] : out.outputs) {
     double sum = 0;
     for (float x : v) sum += x;
