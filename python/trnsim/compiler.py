@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -30,6 +31,20 @@ _NP_TYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.float32, "f64": np
              "i32": np.int32, "i16": np.int16, "i8": np.int8, "u64": np.uint64, "u32": np.uint32,
              "u16": np.uint16, "u8": np.uint8, "bool": np.bool_}
 _MODES = ("functional", "timing")
+try:  # the narrow float types (fp8 e4m3fn / e5m2, fp4 e2m1); ml_dtypes comes with onnx
+    import ml_dtypes as _mld
+    _NP_TYPES.update({"f8e4m3fn": _mld.float8_e4m3fn, "f8e5m2": _mld.float8_e5m2, "f4e2m1": _mld.float4_e2m1fn})
+except ImportError:  # pragma: no cover
+    pass
+
+# Value specialisation: an integer graph input that reaches a shape operand (Reshape's shape,
+# Slice's starts/ends/axes/steps, Reduce*/Squeeze/Unsqueeze axes, Pad's pads, Expand's shape,
+# ConstantOfShape, Range, ...) is bound to its run-time value as a constant, and the program is
+# compiled (and cached) per (input shapes, values of those inputs).
+_RUNTIME_INPUT = re.compile(r"input (?:\S+ )?'([^']*)' computed at run time; it must be constant\) at node")
+_SHAPE_NODE = re.compile(r"unsupported: op (\S+) \(its inputs must be constant\) at node '([^']*)'")
+_SPEC_MAX_ELEMS = 64
+_SPEC_ELEM_TYPES = (6, 7)  # ONNX INT32, INT64
 
 
 def _model_source(model: Any):
@@ -53,38 +68,130 @@ class CompiledModel:
         self.chip, self.dtype, self.mode, self.batch = chip, dtype, mode, batch
         self._dims = dict(dims or {})
         self._cache: Dict[tuple, Any] = {}
-        self._c = self._compile({})
+        self._spec: List[str] = []  # graph inputs specialised on their values
+        self._proto = None
+        self._all_inputs: Optional[List[str]] = None
+        try:
+            self._c = self._compile({})[0]
+        except _core.UnsupportedError:
+            if not self._spec:  # _compile noted the inputs to specialise on, if any
+                raise
+            self._c = None  # compiled at the first run, once the values are known
         self._last = self._c
-        self.report: Dict[str, Any] = {"compile_time_s": self._c.compile_time_s}
+        self._last_spec: Dict[str, Any] = {}
+        self.report: Dict[str, Any] = {"compile_time_s": self._c.compile_time_s if self._c else 0.0}
 
-    def _compile(self, shapes: Mapping[str, Sequence[int]]):
-        key = tuple(sorted((k, tuple(v)) for k, v in shapes.items()))
-        if key not in self._cache:
-            self._cache[key] = _c.compile_onnx(self._src, self._is_path, self.chip, self.dtype, self.batch, self._dims,
-                                               {k: list(v) for k, v in shapes.items()}, True)
-        return self._cache[key]
+    def _model_proto(self):
+        if self._proto is None:
+            import onnx  # only needed for value specialisation
+            self._proto = onnx.load(self._src.decode()) if self._is_path else onnx.load_from_string(self._src)
+        return self._proto
+
+    def _note_specialisation(self, e: Exception) -> bool:
+        """Adds the graph input(s) that an "it must be constant" refusal names to the specialised
+        set; False when the refusal is not about a small integer graph input."""
+        msg = str(e)
+        try:
+            g = self._model_proto().graph
+        except Exception:  # onnx missing or the model does not parse: keep the original error
+            return False
+        inits = {t.name for t in g.initializer}
+        cands = {i.name: i for i in g.input if i.name not in inits
+                 and i.type.tensor_type.elem_type in _SPEC_ELEM_TYPES and i.name not in self._spec}
+        names: List[str] = []
+        m = _RUNTIME_INPUT.search(msg)
+        if m:
+            if m.group(1) in cands:
+                names = [m.group(1)]
+        else:
+            m = _SHAPE_NODE.search(msg)
+            if m:
+                nodes = [n for n in g.node if n.name == m.group(2)] or [n for n in g.node if n.op_type == m.group(1)]
+                names = [x for n in nodes for x in n.input if x in cands]
+        names = list(dict.fromkeys(names))
+        if not names:
+            return False
+        if self._all_inputs is None:
+            self._all_inputs = [i.name for i in g.input if i.name not in inits]
+        self._spec.extend(names)
+        return True
+
+    def _compile(self, shapes: Mapping[str, Sequence[int]], values: Optional[Mapping[str, np.ndarray]] = None):
+        values = values or {}
+        while True:
+            vals = {n: values[n] for n in self._spec if n in values}
+            key = (tuple(sorted((k, tuple(v)) for k, v in shapes.items())),
+                   tuple(sorted((k, str(v.dtype), v.shape, v.tobytes()) for k, v in vals.items())))
+            if key in self._cache:
+                return self._cache[key]
+            missing = [n for n in self._spec if n not in values]
+            if missing:
+                raise _core.ShapeError(f"inputs {missing} are missing: the program is specialised on their values")
+            src, is_path = self._src, self._is_path
+            if vals:
+                import onnx
+                from onnx import numpy_helper
+                p = onnx.ModelProto()
+                p.CopyFrom(self._model_proto())
+                types = {i.name: i.type.tensor_type.elem_type for i in p.graph.input}
+                for n, v in vals.items():
+                    dt = np.int32 if types[n] == 6 else np.int64
+                    p.graph.initializer.append(numpy_helper.from_array(np.asarray(v, dtype=dt), n))
+                src, is_path = p.SerializeToString(), False
+            try:
+                c = _c.compile_onnx(src, is_path, self.chip, self.dtype, self.batch, self._dims,
+                                    {k: list(v) for k, v in shapes.items() if k not in vals}, True)
+            except _core.UnsupportedError as e:
+                if self._note_specialisation(e) and all(n in values for n in self._spec):
+                    continue  # another input to specialise on: compile again with it bound
+                raise
+            self._cache[key] = (c, {n: np.asarray(v).tolist() for n, v in vals.items()})
+            return self._cache[key]
 
     @property
     def input_names(self) -> List[str]:
+        if self._all_inputs is not None:
+            return list(self._all_inputs)
         return list(self._c.input_names)
 
     @property
     def output_names(self) -> List[str]:
-        return list(self._c.output_names)
+        c = self._c or self._last
+        if c is None:
+            raise _core.ShapeError("the output names are known after the first run")
+        return list(c.output_names)
 
     @property
     def input_shapes(self) -> Dict[str, tuple]:
-        s = self._c.shapes
-        return {n: tuple(s[n]) for n in self._c.input_names}
+        c = self._c or self._last
+        if c is None:
+            raise _core.ShapeError("the input shapes are known after the first run: the program is specialised on "
+                                   f"the values of inputs {self._spec}")
+        s = c.shapes
+        return {n: tuple(s[n]) for n in c.input_names}
+
+    @property
+    def specialized_inputs(self) -> List[str]:
+        """Graph inputs whose values the program is specialised on (compiled as constants)."""
+        return list(self._spec)
 
     @property
     def output_shapes(self) -> Dict[str, tuple]:
+        if self._last is None:
+            raise _core.ShapeError("the output shapes are known after the first run")
         s = self._last.shapes
         return {n: tuple(s[n]) for n in self._last.output_names}
 
     def dump_ir(self) -> str:
         """The IR after every compiler pass, each under its pass name."""
-        return self._last.dump_ir()
+        if self._last is None:
+            raise _core.ShapeError("nothing compiled yet: the program is specialised on the values of inputs "
+                                   f"{self._spec}; run it first")
+        ir = self._last.dump_ir()
+        if self._last_spec:
+            head = "".join(f"specialized input {n} = {v}\n" for n, v in self._last_spec.items())
+            ir = head + ir
+        return ir
 
     def run(self, inputs: Union[Mapping[str, Any], Sequence[Any]], mode: Optional[str] = None) -> Dict[str, np.ndarray]:
         """One forward pass. Functional mode returns {output name: array}; timing mode returns {}.
@@ -107,16 +214,29 @@ class CompiledModel:
             if missing:
                 raise _core.ShapeError(f"inputs {missing} are missing")
         shapes = {n: list(a.shape) for n, a in arrays.items()}
-        c = self._c if all(tuple(v) == tuple(self._c.shapes[n]) for n, v in shapes.items()) else self._compile(shapes)
-        self._last = c
+        if self._spec:
+            for n in self._spec:
+                if n in arrays and (arrays[n].dtype.kind not in "iu" or arrays[n].size > _SPEC_MAX_ELEMS):
+                    raise _core.UnsupportedError(f"unsupported: input '{n}' reaches a shape operand; it must be a small "
+                                                 f"integer array (at most {_SPEC_MAX_ELEMS} elements)")
+            c, spec_vals = self._compile(shapes, arrays)
+        elif self._c is not None and all(tuple(v) == tuple(self._c.shapes[n]) for n, v in shapes.items()):
+            c, spec_vals = self._c, {}
+        else:
+            c, spec_vals = self._compile(shapes, arrays)
+        self._last, self._last_spec = c, spec_vals
         flat = {}
         if mode == "functional":
             for n, a in arrays.items():
+                if n in spec_vals:
+                    continue
                 if a.dtype.kind in "iub" and a.size and np.abs(a.astype(np.int64)).max() > 2**24:
                     raise _core.UnsupportedError(f"unsupported: input '{n}' has integers beyond 2**24 (held as fp32 on the chip)")
                 flat[n] = np.ascontiguousarray(a, dtype=np.float32).reshape(-1)
         raw = c.run(flat, mode == "timing")
         self.report = json.loads(c.report_json())
+        if spec_vals:
+            self.report["specialized_inputs"] = spec_vals
         types = c.output_types
         out = {}
         for n in c.output_names:

@@ -197,3 +197,50 @@ def test_malformed_model_is_an_error():
         trnsim.compile_onnx(b"\x01\x02garbage")
     with pytest.raises(trnsim.TrnsimError, match="cannot open"):
         trnsim.compile_onnx("/nonexistent/model.onnx")
+
+
+def test_shape_operand_input_is_specialised_on_its_value():
+    # Reshape's shape is a graph input: each value compiles (and caches) its own program, with
+    # the value bound as a constant; both match onnxruntime.
+    m = model([h.make_node("Reshape", ["x", "s"], ["y"]), h.make_node("Relu", ["y"], ["z"])],
+              [vi("x", [2, 3, 4]), vi("s", [2], T.INT64)], [vi("z", None)])
+    cm = trnsim.compile_onnx(m.SerializeToString())
+    assert cm.input_names == ["x", "s"] and cm.specialized_inputs == ["s"]
+    x = rand(2, 3, 4)
+    for shape in ([6, 4], [4, -1], [6, 4]):
+        feeds = {"x": x, "s": np.array(shape, np.int64)}
+        got = cm.run(feeds)["z"]
+        want = reference(m, feeds)["z"]
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=0)
+        assert cm.report["specialized_inputs"] == {"s": shape}
+        assert cm.dump_ir().startswith(f"specialized input s = {shape}")
+    assert len(cm._cache) == 2  # [6, 4] ran twice on one program
+    with pytest.raises(trnsim.ShapeError):
+        cm.run({"x": x})
+
+
+def test_slice_operands_as_inputs_are_specialised():
+    m = model([h.make_node("Slice", ["x", "st", "en", "ax"], ["y"])],
+              [vi("x", [4, 6]), vi("st", [1], T.INT64), vi("en", [1], T.INT64), vi("ax", [1], T.INT64)],
+              [vi("y", None)])
+    cm = trnsim.compile_onnx(m.SerializeToString())
+    x = rand(4, 6)
+    for st, en, ax in ((1, 3, 0), (2, 5, 1)):
+        feeds = {"x": x, "st": np.array([st]), "en": np.array([en]), "ax": np.array([ax])}
+        np.testing.assert_array_equal(cm.run(feeds)["y"], reference(m, feeds)["y"])
+    assert sorted(cm.specialized_inputs) == ["ax", "en", "st"]
+
+
+@pytest.mark.parametrize("to,sat", [(T.FLOAT8E4M3FN, 1), (T.FLOAT8E4M3FN, 0), (T.FLOAT8E5M2, 1), (T.FLOAT8E5M2, 0),
+                                    (T.FLOAT4E2M1, 1)])
+def test_cast_to_narrow_floats_matches_onnx_reference_bit_for_bit(to, sat):
+    from onnx.reference import ReferenceEvaluator
+    attrs = {"saturate": sat} if to != T.FLOAT4E2M1 else {}
+    m = model([h.make_node("Cast", ["x"], ["y"], to=to, **attrs)], [vi("x", [3, 8])], [vi("y", [3, 8], to)], opset=21)
+    x = np.concatenate([RNG.standard_normal(16).astype(np.float32) * 4,
+                        np.array([np.inf, -np.inf, np.nan, 1e6, -1e6, 0.0, -0.0, 3e-5], np.float32)]).reshape(3, 8)
+    want = ReferenceEvaluator(m).run(None, {"x": x})[0]
+    got = trnsim.compile_onnx(m.SerializeToString()).run({"x": x})["y"]
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))

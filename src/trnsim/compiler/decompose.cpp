@@ -159,6 +159,9 @@ void reduce(GraphEditor& e, const Node& n) {
   Shape s = shape_of(e.graph(), xt);
   int64_t kept = 1, red = 1;
   for (int64_t i = 0; i < rank; ++i) (i < rank - static_cast<int64_t>(axes.size()) ? kept : red) *= s[i];
+  // (Reshape's 0 means "copy that axis", so an empty [kept, red] view cannot be written.)
+  if (kept == 0 || red == 0)
+    throw UnsupportedError(fmt::format("unsupported: op {} (zero-size input) at node '{}'", op_name(n.op), n.name));
   std::string x2 = reshape(e, n.name + ".rows", xt, {kept, red});
   std::vector<int64_t> last = {1};
   std::string r = e.add(n.op, n.name, {x2}, {{"axes", last}, {"keepdims", int64_t{0}}});

@@ -42,6 +42,14 @@ double round_to(ElemType t, double v) {
     case ElemType::BFloat16: return numerics::decode(numerics::encode(static_cast<float>(v), numerics::DType::BF16), numerics::DType::BF16);
     case ElemType::Double: return v;
     case ElemType::Bool: return v != 0 ? 1 : 0;
+    case ElemType::Float8E4M3FN:
+    case ElemType::Float8E5M2:
+    case ElemType::Float4E2M1: {  // ONNX Cast's default saturate=1 (saturate=0: below)
+      numerics::ConvertOptions o;
+      o.overflow = numerics::Overflow::Saturate;
+      const auto dt = narrow_dtype(t);
+      return numerics::decode(numerics::encode(static_cast<float>(v), dt, o), dt);
+    }
     default: return std::isfinite(v) ? std::trunc(v) : 0;
   }
 }
@@ -302,7 +310,12 @@ void host_eval(Graph& g, const Node& n) {
         throw UnsupportedError(fmt::format("unsupported: op {} (host evaluation) at node '{}'", op_name(n.op), n.name));
     }
   }
-  for (auto& v : r) v = round_to(out.type, v);
+  if (is_narrow_float(out.type) && (n.op == OpKind::Cast || n.op == OpKind::CastLike) && n.i("saturate", 1) == 0) {
+    const auto dt = narrow_dtype(out.type);  // saturate=0: the format's own overflow rule
+    for (auto& v : r) v = numerics::decode(numerics::encode(static_cast<float>(v), dt), dt);
+  } else {
+    for (auto& v : r) v = round_to(out.type, v);
+  }
   out.data = std::move(r);
 }
 

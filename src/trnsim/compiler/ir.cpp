@@ -24,12 +24,24 @@ std::string_view elem_name(ElemType t) {
     case ElemType::UInt16: return "u16";
     case ElemType::UInt8: return "u8";
     case ElemType::Bool: return "bool";
+    case ElemType::Float8E4M3FN: return "f8e4m3fn";
+    case ElemType::Float8E5M2: return "f8e5m2";
+    case ElemType::Float4E2M1: return "f4e2m1";
   }
   return "?";
 }
 
 bool is_integral(ElemType t) {
-  return t != ElemType::Float && t != ElemType::Float16 && t != ElemType::BFloat16 && t != ElemType::Double;
+  return t != ElemType::Float && t != ElemType::Float16 && t != ElemType::BFloat16 && t != ElemType::Double &&
+         !is_narrow_float(t);
+}
+
+bool is_narrow_float(ElemType t) {
+  return t == ElemType::Float8E4M3FN || t == ElemType::Float8E5M2 || t == ElemType::Float4E2M1;
+}
+
+numerics::DType narrow_dtype(ElemType t) {
+  return t == ElemType::Float8E4M3FN ? numerics::DType::F8E4M3 : t == ElemType::Float8E5M2 ? numerics::DType::F8E5M2 : numerics::DType::F4E2M1;
 }
 
 int64_t numel(const Shape& s) {

@@ -9,6 +9,7 @@
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/op_params.h"
 #include "trnsim/compiler/shape_util.h"
+#include "trnsim/numerics/convert.h"
 
 namespace trnsim::compiler {
 
@@ -184,6 +185,25 @@ void lower_elementwise(LowerCtx& ctx) {
       elementwise_kernel(ctx, out, {ins[0]}, [&](const View& o, const std::vector<View>& t, const View&) {
         View h = kernels::corner(half.next(), o.partitions(), o.free_size());
         ctx.kb.copy(h, t[0]);
+        ctx.kb.copy(o, h);
+      });
+    } else if (is_narrow_float(to)) {
+      // ONNX saturate (default 1, fp8 only): finite overflow and +-Inf clamp to +-max, NaN stays
+      // NaN; saturate=0 keeps the format's own rule (E4M3FN: NaN, E5M2: Inf). FP4 always saturates.
+      const DType dt = narrow_dtype(to);
+      const bool sat = to != ElemType::Float4E2M1 && n.i("saturate", 1) != 0;
+      const float mx = numerics::decode(numerics::encode(3.0e38f, dt, {numerics::Rounding::NearestEven, numerics::Overflow::Saturate}), dt);
+      kernels::TileRing narrow(ctx.kb, isa::Space::SBUF, {128, kMaxCols}, dt, 2, n.name);
+      elementwise_kernel(ctx, out, {ins[0]}, [&](const View& o, const std::vector<View>& t, const View& tmp) {
+        View h = kernels::corner(narrow.next(), o.partitions(), o.free_size());
+        if (sat) {
+          ctx.kb.tensor_scalar(tmp, t[0], AluOp::Min, mx, AluOp::Max, -mx);  // fmin/fmax: NaN -> +-max
+          ctx.kb.tensor_tensor(o, t[0], t[0], AluOp::IsEqual);                 // 0 where NaN
+          ctx.kb.select(tmp, o, tmp, t[0]);
+          ctx.kb.copy(h, tmp);
+        } else {
+          ctx.kb.copy(h, t[0]);
+        }
         ctx.kb.copy(o, h);
       });
     } else if (to == ElemType::Bool) {

@@ -30,6 +30,9 @@ ElemType elem_type(int t, const std::string& where) {
     case TensorProto::UINT64: return ElemType::UInt64;
     case TensorProto::UINT8: return ElemType::UInt8;
     case TensorProto::BOOL: return ElemType::Bool;
+    case 17: return ElemType::Float8E4M3FN;
+    case 19: return ElemType::Float8E5M2;
+    case 23: return ElemType::Float4E2M1;
     default: break;
   }
   throw UnsupportedError(fmt::format("unsupported: element type {} ({})", t, where));
@@ -102,6 +105,22 @@ TensorInfo tensor_from_proto(const TensorProto& p, const std::string& where) {
         }
       } else {
         for (auto x : p.int32_data()) v.push_back(half_bits(static_cast<uint32_t>(x), dt));
+      }
+      break;
+    }
+    case 17:  // FLOAT8E4M3FN
+    case 19:  // FLOAT8E5M2
+    case 23: {  // FLOAT4E2M1
+      const auto dt = narrow_dtype(t.type);
+      const bool fp4 = p.data_type() == 23;  // two codes per byte, low nibble first
+      std::vector<uint32_t> bytes;
+      if (has_raw) for (unsigned char c : raw) bytes.push_back(c);
+      else for (auto x : p.int32_data()) bytes.push_back(static_cast<uint32_t>(x) & 0xFF);
+      const int64_t want = numel(t.shape);
+      for (uint32_t b : bytes) {
+        if (!fp4) { v.push_back(numerics::decode(b, dt)); continue; }
+        for (uint32_t code : {b & 0xF, b >> 4})
+          if (static_cast<int64_t>(v.size()) < want) v.push_back(numerics::decode(code, dt));
       }
       break;
     }

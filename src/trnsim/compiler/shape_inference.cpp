@@ -29,6 +29,9 @@ ElemType cast_target(const Node& n) {
     case 13: return ElemType::UInt64;
     case 2: return ElemType::UInt8;
     case 9: return ElemType::Bool;
+    case 17: return ElemType::Float8E4M3FN;
+    case 19: return ElemType::Float8E5M2;
+    case 23: return ElemType::Float4E2M1;
     default: break;
   }
   throw UnsupportedError(fmt::format("unsupported: op Cast (attribute to={}) at node '{}'", n.i("to", 1), n.name));

@@ -2,6 +2,8 @@
 
 #include <random>
 
+#include "trnsim/numerics/convert.h"
+
 namespace trnsim::runtime {
 
 std::map<std::string, std::vector<float>> random_inputs(const compiler::CompiledModel& m, uint64_t seed) {
@@ -16,6 +18,10 @@ std::map<std::string, std::vector<float>> random_inputs(const compiler::Compiled
       if (type == compiler::ElemType::Bool) x = u < 0.5f ? 0.0f : 1.0f;
       else if (compiler::is_integral(type)) x = static_cast<float>(static_cast<int>(u * 10));
       else x = static_cast<float>(2 * u - 1);
+      if (compiler::is_narrow_float(type)) {  // a value of the format (fp8/fp4 inputs)
+        const auto dt = compiler::narrow_dtype(type);
+        x = numerics::decode(numerics::encode(x, dt), dt);
+      }
     }
     in[name] = std::move(v);
   }
