@@ -4,6 +4,7 @@
 // Comparison against onnxruntime (--check) runs on the Python side: `python -m trnsim run`.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -28,6 +29,16 @@ struct RunArgs {
   std::vector<std::string> dims;
   bool timing_only = false, dump_ir = false, json = false, check = false;
 };
+
+// What the command shows of an output: its mean and largest magnitude (one pass).
+struct OutputStats {
+  double mean = 0, max_abs = 0;
+};
+OutputStats output_stats(const std::vector<float>& v) {
+  double sum = 0, amax = 0;
+  for (float x : v) { sum += x; amax = std::max(amax, std::fabs(static_cast<double>(x))); }
+  return {v.empty() ? 0.0 : sum / static_cast<double>(v.size()), amax};
+}
 
 int run_model(const RunArgs& a) {
   if (!a.inputs.empty())
@@ -71,20 +82,16 @@ int run_model(const RunArgs& a) {
     j["model"] = a.model;
     j["dtype"] = a.dtype;
     for (const auto& [n, v] : out.outputs) {
-      double sum = 0, amax = 0;
-      for (float x : v) { sum += x; amax = std::max(amax, std::fabs(static_cast<double>(x))); }
-      j["outputs"][n] = {{"shape", cm.shapes.at(n)}, {"mean", v.empty() ? 0.0 : sum / static_cast<double>(v.size())}, {"max_abs", amax}};
+      const OutputStats st = output_stats(v);
+      j["outputs"][n] = {{"shape", cm.shapes.at(n)}, {"mean", st.mean}, {"max_abs", st.max_abs}};
     }
     std::cout << j.dump(2) << "\n";
     return 0;
   }
   fmt::print("model {} ({} nodes after compilation, dtype {})\n", a.model, cm.graph.nodes.size(), a.dtype);
   std::cout << runtime::report_table(out.report, batch);
-  for (const auto& [n, v] : out.outputs) {
-    double sum = 0;
-    for (float x : v) sum += x;
-    fmt::print("output {} {} mean {:.6g}\n", n, compiler::shape_str(cm.shapes.at(n)), v.empty() ? 0.0 : sum / static_cast<double>(v.size()));
-  }
+  for (const auto& [n, v] : out.outputs)
+    fmt::print("output {} {} mean {:.6g}\n", n, compiler::shape_str(cm.shapes.at(n)), output_stats(v).mean);
   return 0;
 }
 
