@@ -17,7 +17,25 @@ NB_MODULE(_core, m) {
   auto base = nb::exception<trnsim::Error>(m, "TrnsimError", PyExc_ValueError);
   nb::exception<trnsim::ConfigError>(m, "ConfigError", base.ptr());
   nb::exception<trnsim::ShapeError>(m, "ShapeError", base.ptr());
-  nb::exception<trnsim::UnsupportedError>(m, "UnsupportedError", base.ptr());
+  auto unsupported = nb::exception<trnsim::UnsupportedError>(m, "UnsupportedError", base.ptr());
+  // ConstantRequiredError also carries the tensors it names, as the attribute `tensors`.
+  // Translators registered later are tried first, so this one wins over the plain mapping.
+  auto constant_required =
+      nb::exception<trnsim::ConstantRequiredError>(m, "ConstantRequiredError", unsupported.ptr());
+  nb::register_exception_translator(
+      [](const std::exception_ptr& p, void* payload) {
+        try {
+          std::rethrow_exception(p);
+        } catch (const trnsim::ConstantRequiredError& e) {
+          nb::handle type(static_cast<PyObject*>(payload));
+          nb::list tensors;
+          for (const auto& t : e.tensors()) tensors.append(nb::str(t.c_str()));
+          nb::object exc = type(nb::str(e.what()));
+          exc.attr("tensors") = tensors;
+          PyErr_SetObject(type.ptr(), exc.ptr());
+        }
+      },
+      constant_required.ptr());
   auto& all = trnsim::bindings::binders();
   std::stable_sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.order < b.order; });
   for (auto& b : all) b.bind(m);

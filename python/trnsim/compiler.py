@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -41,8 +40,6 @@ except ImportError:  # pragma: no cover
 # Slice's starts/ends/axes/steps, Reduce*/Squeeze/Unsqueeze axes, Pad's pads, Expand's shape,
 # ConstantOfShape, Range, ...) is bound to its run-time value as a constant, and the program is
 # compiled (and cached) per (input shapes, values of those inputs).
-_RUNTIME_INPUT = re.compile(r"input (?:\S+ )?'([^']*)' computed at run time; it must be constant\) at node")
-_SHAPE_NODE = re.compile(r"unsupported: op (\S+) \(its inputs must be constant\) at node '([^']*)'")
 _SPEC_MAX_ELEMS = 64
 _SPEC_ELEM_TYPES = (6, 7)  # ONNX INT32, INT64
 
@@ -88,27 +85,18 @@ class CompiledModel:
         return self._proto
 
     def _note_specialisation(self, e: Exception) -> bool:
-        """Adds the graph input(s) that an "it must be constant" refusal names to the specialised
-        set; False when the refusal is not about a small integer graph input."""
-        msg = str(e)
+        """Adds the small integer graph inputs among the tensors a ConstantRequiredError names
+        to the specialised set; False when it names none (or is another refusal)."""
+        if not isinstance(e, _core.ConstantRequiredError):
+            return False
         try:
             g = self._model_proto().graph
         except Exception:  # onnx missing or the model does not parse: keep the original error
             return False
         inits = {t.name for t in g.initializer}
-        cands = {i.name: i for i in g.input if i.name not in inits
+        cands = {i.name for i in g.input if i.name not in inits
                  and i.type.tensor_type.elem_type in _SPEC_ELEM_TYPES and i.name not in self._spec}
-        names: List[str] = []
-        m = _RUNTIME_INPUT.search(msg)
-        if m:
-            if m.group(1) in cands:
-                names = [m.group(1)]
-        else:
-            m = _SHAPE_NODE.search(msg)
-            if m:
-                nodes = [n for n in g.node if n.name == m.group(2)] or [n for n in g.node if n.op_type == m.group(1)]
-                names = [x for n in nodes for x in n.input if x in cands]
-        names = list(dict.fromkeys(names))
+        names = list(dict.fromkeys(t for t in e.tensors if t in cands))
         if not names:
             return False
         if self._all_inputs is None:

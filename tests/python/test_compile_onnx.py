@@ -244,3 +244,19 @@ def test_cast_to_narrow_floats_matches_onnx_reference_bit_for_bit(to, sat):
     got = trnsim.compile_onnx(m.SerializeToString()).run({"x": x})["y"]
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def test_shape_operand_computed_from_an_input_is_a_typed_refusal_naming_the_tensor():
+    # Reshape's shape is Add(s, s): computed at run time but not itself a graph input, so it
+    # cannot be specialised; the refusal is a ConstantRequiredError naming 's2', and the
+    # message is the importer's usual one-line "unsupported: ...".
+    g = h.make_graph([h.make_node("Add", ["s", "s"], ["s2"]), h.make_node("Reshape", ["x", "s2"], ["y"])], "g",
+                     [h.make_tensor_value_info("x", T.FLOAT, [6, 4]), h.make_tensor_value_info("s", T.INT64, [2])],
+                     [h.make_tensor_value_info("y", T.FLOAT, None)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    with pytest.raises(trnsim.ConstantRequiredError) as e:
+        trnsim.compile_onnx(m.SerializeToString())
+    assert e.value.tensors == ["s2"]
+    assert isinstance(e.value, trnsim.UnsupportedError)
+    assert str(e.value) == ("unsupported: op Reshape (input 1 's2' computed at run time; it must be constant) "
+                            "at node 'Reshape_1'")

@@ -4,6 +4,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace trnsim {
 
@@ -28,6 +29,19 @@ class ShapeError : public Error {
 class UnsupportedError : public Error {
  public:
   using Error::Error;
+};
+
+// A value the compiler needs at compile time (a shape, axes, pads, ...) is computed at run time.
+// `tensors` names the tensors it would need as constants, so a caller that can bind graph
+// inputs to their run-time values (value specialisation) knows which, without parsing text.
+class ConstantRequiredError : public UnsupportedError {
+ public:
+  ConstantRequiredError(const std::string& message, std::vector<std::string> tensors)
+      : UnsupportedError(message), tensors_(std::move(tensors)) {}
+  const std::vector<std::string>& tensors() const { return tensors_; }
+
+ private:
+  std::vector<std::string> tensors_;
 };
 
 }  // namespace trnsim

@@ -81,7 +81,8 @@ Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTyp
         else throw UnsupportedError(fmt::format("unsupported: op {} (no lowering) at node '{}'", s.op, n.name));
         break;
       case OpClass::Shape:
-        throw UnsupportedError(fmt::format("unsupported: op {} (its inputs must be constant) at node '{}'", s.op, n.name));
+        throw ConstantRequiredError(fmt::format("unsupported: op {} (its inputs must be constant) at node '{}'", s.op, n.name),
+                                    n.inputs);
     }
   } catch (const UnsupportedError&) {
     throw;

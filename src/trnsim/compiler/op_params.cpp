@@ -12,8 +12,8 @@ namespace trnsim::compiler {
 std::vector<int64_t> const_ints(const Graph& g, const Node& n, size_t input) {
   const std::string& name = n.inputs.at(input);
   if (!g.is_const(name))
-    throw UnsupportedError(fmt::format("unsupported: op {} (input {} '{}' computed at run time; it must be constant) at node '{}'",
-                                       op_name(n.op), input, name, n.name));
+    throw ConstantRequiredError(fmt::format("unsupported: op {} (input {} '{}' computed at run time; it must be constant) at node '{}'",
+                                            op_name(n.op), input, name, n.name), {name});
   std::vector<int64_t> v;
   // Values are held as doubles: INT64_MAX/MIN ("to the end" in Slice) round to +-2^63, which
   // must saturate instead of overflowing the conversion.
@@ -26,8 +26,8 @@ double const_scalar(const Graph& g, const Node& n, size_t input, double def) {
   if (input >= n.inputs.size() || n.inputs[input].empty()) return def;
   const std::string& name = n.inputs[input];
   if (!g.is_const(name))
-    throw UnsupportedError(fmt::format("unsupported: op {} (input '{}' computed at run time; it must be constant) at node '{}'",
-                                       op_name(n.op), name, n.name));
+    throw ConstantRequiredError(fmt::format("unsupported: op {} (input '{}' computed at run time; it must be constant) at node '{}'",
+                                            op_name(n.op), name, n.name), {name});
   const auto& d = *g.tensor(name).data;
   if (d.size() != 1) throw ShapeError(fmt::format("node '{}': input '{}' must be a scalar", n.name, name));
   return d[0];
