@@ -5,14 +5,15 @@
 namespace trnsim::core {
 
 namespace {
-template <class T>
+template <class V>
 struct Pool {
+  using T = typename V::value_type;
   std::mutex mu;
-  std::vector<std::vector<T>> free;
+  std::vector<V> free;
   size_t bytes = 0;
 
-  std::vector<T> take(size_t n) {
-    std::vector<T> v;
+  V take(size_t n) {
+    V v;
     {
       std::lock_guard<std::mutex> lock(mu);
       size_t best = free.size();
@@ -29,7 +30,7 @@ struct Pool {
     return v;
   }
 
-  void give(std::vector<T>&& v) {
+  void give(V&& v) {
     const size_t b = v.capacity() * sizeof(T);
     if (b < (size_t{64} << 10)) return;  // small ones are cheap to allocate anyway
     std::lock_guard<std::mutex> lock(mu);
@@ -39,19 +40,19 @@ struct Pool {
   }
 };
 
-Pool<uint8_t>& byte_pool() {
-  static Pool<uint8_t> p;
+Pool<RawBytes>& byte_pool() {
+  static Pool<RawBytes> p;
   return p;
 }
-Pool<float>& float_pool() {
-  static Pool<float> p;
+Pool<RawFloats>& float_pool() {
+  static Pool<RawFloats> p;
   return p;
 }
 }  // namespace
 
-std::vector<uint8_t> take_bytes(size_t n) { return byte_pool().take(n); }
-void give_back(std::vector<uint8_t>&& v) { byte_pool().give(std::move(v)); }
-std::vector<float> take_floats(size_t n) { return float_pool().take(n); }
-void give_back(std::vector<float>&& v) { float_pool().give(std::move(v)); }
+RawBytes take_bytes(size_t n) { return byte_pool().take(n); }
+void give_back(RawBytes&& v) { byte_pool().give(std::move(v)); }
+RawFloats take_floats(size_t n) { return float_pool().take(n); }
+void give_back(RawFloats&& v) { float_pool().give(std::move(v)); }
 
 }  // namespace trnsim::core

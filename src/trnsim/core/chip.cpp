@@ -11,7 +11,7 @@ namespace trnsim::core {
 using sim::Time;
 
 Chip::Chip(const hw::ChipSpec& spec, const isa::Program& program, const RunOptions& opts,
-           const std::map<std::string, std::vector<float>>& inputs)
+           const InputViews& inputs)
     : spec_(spec),
       program_(program),
       opts_(opts),

@@ -19,7 +19,7 @@ class NeuronCore;
 class Chip {
  public:
   Chip(const hw::ChipSpec& spec, const isa::Program& program, const RunOptions& opts,
-       const std::map<std::string, std::vector<float>>& inputs);
+       const InputViews& inputs);
   ~Chip();
 
   // Runs every stream to completion. Throws Error listing the blocked units on a deadlock.

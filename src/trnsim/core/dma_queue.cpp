@@ -50,8 +50,7 @@ Time DmaQueue::begin(const isa::Instruction& ins, Time t) {
   if (!std::holds_alternative<isa::Dma>(ins.op)) return t;  // a Nop: semaphores only
   const auto& d = std::get<isa::Dma>(ins.op);
   if (chip_.functional()) {
-    float* v = core_.read(d.src, 0);
-    core_.write(d.dst, v);
+    core_.copy(d.src, d.dst);
   }
   pending_ = dma_cost(d, core_.spec().dma);
   chip_.queue().schedule(t + Time::from(core_.spec().dma.fixed_overhead), this, kStartFlow);

@@ -3,9 +3,11 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "trnsim/core/buffer_pool.h"
 #include "trnsim/core/tile_io.h"
 #include "trnsim/isa/program.h"
 
@@ -15,7 +17,7 @@ class Hbm {
  public:
   // Allocates every tensor (functional mode; Input tensors from `inputs`, others NaN-filled).
   Hbm(const isa::Program& program, bool functional,
-      const std::map<std::string, std::vector<float>>& inputs);
+      const std::map<std::string, std::span<const float>>& inputs);
   ~Hbm();
   Hbm(const Hbm&) = delete;
   Hbm& operator=(const Hbm&) = delete;
@@ -25,7 +27,7 @@ class Hbm {
 
  private:
   const isa::Program& program_;
-  std::vector<std::vector<uint8_t>> data_;
+  std::vector<RawBytes> data_;
 };
 
 }  // namespace trnsim::core

@@ -63,8 +63,17 @@ float* NeuronCore::read(const isa::AccessPattern& ap, int slot) {
   return buf;
 }
 
+void NeuronCore::copy(const isa::AccessPattern& src, const isa::AccessPattern& dst) {
+  if (!copy_tile(src, memory(src), dst, memory(dst))) return write(dst, read(src, 0));
+  note(dst);
+}
+
 void NeuronCore::write(const isa::AccessPattern& ap, const float* values) {
   write_tile(ap, memory(ap), values);
+  note(ap);
+}
+
+void NeuronCore::note(const isa::AccessPattern& ap) {
   if (ap.space != isa::Space::HBM) {  // keeps TensorE's decoded-operand cache honest
     const auto [lo, hi] = ap.byte_extent();
     (ap.space == isa::Space::SBUF ? static_cast<Scratchpad&>(sbuf_) : psum_).note_write(lo, hi);

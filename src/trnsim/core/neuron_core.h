@@ -31,6 +31,8 @@ class NeuronCore {
   // the core (valid until the next read into the same slot, 0..3).
   float* read(const isa::AccessPattern& ap, int slot);
   void write(const isa::AccessPattern& ap, const float* values);
+  // src -> dst as a DMA moves it: bytes when the dtypes match, through fp32 otherwise.
+  void copy(const isa::AccessPattern& src, const isa::AccessPattern& dst);
   float* scratch(size_t n, int slot);  // an uninitialised buffer of n floats
   float scalar(const isa::ScalarOperand& s, int p);  // per-partition scalar operand
 
@@ -48,13 +50,14 @@ class NeuronCore {
   void hold_ports(uint8_t ports, sim::Time end);
 
  private:
+  void note(const isa::AccessPattern& ap);  // stamps an on-chip write (TensorE's operand cache)
   Chip& chip_;
   int index_;
   Sbuf sbuf_;
   Psum psum_;
   int dma_res_ = -1;
   std::vector<std::unique_ptr<Unit>> units_;
-  std::vector<float> scratch_[4];
+  RawFloats scratch_[4];
   sim::ExclusiveResource sbuf_port_;  // VectorE + GpSimd (when shared)
   sim::ExclusiveResource psum_port_;  // VectorE + ScalarE (when shared)
 };

@@ -19,6 +19,13 @@ const isa::Instruction& RunResult::instruction(const isa::Program& p, const Inst
 
 RunResult run(const isa::Program& program, const hw::ChipSpec& chip,
               const std::map<std::string, std::vector<float>>& inputs, const RunOptions& options) {
+  InputViews views;
+  for (const auto& [name, v] : inputs) views.emplace(name, std::span<const float>(v));
+  return run_views(program, chip, views, options);
+}
+
+RunResult run_views(const isa::Program& program, const hw::ChipSpec& chip, const InputViews& inputs,
+                    const RunOptions& options) {
   if (options.validate) isa::validate(program, chip);
   Chip c(chip, program, options, inputs);
   c.run();

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -65,5 +66,11 @@ struct RunResult {
 RunResult run(const isa::Program& program, const hw::ChipSpec& chip,
               const std::map<std::string, std::vector<float>>& inputs = {},
               const RunOptions& options = {});
+
+// The same with the inputs as views of caller-owned values: a runtime that runs one kernel
+// per op passes its tensors without copying them.
+using InputViews = std::map<std::string, std::span<const float>>;
+RunResult run_views(const isa::Program& program, const hw::ChipSpec& chip, const InputViews& inputs,
+                    const RunOptions& options = {});
 
 }  // namespace trnsim::core

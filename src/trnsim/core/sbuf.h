@@ -2,6 +2,10 @@
 // holds real bytes, initialised to 0xFF so that every float format reads NaN until written
 // (as nki.simulate does): an uninitialised read shows up in the results.
 //
+// Filling 24 MiB with 0xFF for every kernel run cost a quarter of a model's simulation time,
+// so buffers go back to a pool of clean (all-0xFF) buffers with only the bytes this run
+// wrote refilled: a run pays for the scratchpad it used, not for the whole of it.
+//
 // Write stamps (functional mode): the byte axis of a partition is cut into kStampBytes
 // columns, each holding the stamp of the last write that touched it (in any partition). A
 // reader that caches decoded values (TensorE's operand cache) records stamp() when it decodes
@@ -20,16 +24,8 @@ namespace trnsim::core {
 
 class Scratchpad {
  public:
-  Scratchpad(const hw::MemorySpec& spec, bool functional)
-      : partitions_(spec.partitions),
-        bytes_per_partition_(static_cast<int64_t>(spec.bytes_per_partition.value())) {
-    if (functional) {
-      data_ = take_bytes(static_cast<size_t>(partitions_) * bytes_per_partition_);
-      std::fill(data_.begin(), data_.end(), uint8_t{0xFF});
-      stamps_.assign(static_cast<size_t>((bytes_per_partition_ + kStampBytes - 1) / kStampBytes), 0);
-    }
-  }
-  ~Scratchpad() { give_back(std::move(data_)); }
+  Scratchpad(const hw::MemorySpec& spec, bool functional);
+  ~Scratchpad();
   Scratchpad(const Scratchpad&) = delete;
   Scratchpad& operator=(const Scratchpad&) = delete;
   static constexpr int64_t kStampBytes = 256;
@@ -61,7 +57,7 @@ class Scratchpad {
 
   int partitions_;
   int64_t bytes_per_partition_;
-  std::vector<uint8_t> data_;
+  RawBytes data_;
   std::vector<uint64_t> stamps_;
   uint64_t stamp_ = 0;
 };

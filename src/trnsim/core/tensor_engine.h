@@ -13,6 +13,7 @@
 #include <array>
 #include <vector>
 
+#include "trnsim/core/buffer_pool.h"
 #include "trnsim/core/unit.h"
 #include "trnsim/hw/chip_spec.h"
 
@@ -40,7 +41,7 @@ class TensorEngine : public Unit {
     isa::AccessPattern ap;
     uint64_t stamp = 0;      // the memory's write stamp when decoded
     uint64_t last_use = 0;
-    std::vector<float> values;
+    RawFloats values;
   };
   static constexpr size_t kCacheFloats = size_t{16} << 20;  // 64 MiB of decoded tiles
   Operand operand(const isa::AccessPattern& ap, int slot, bool mutate);

@@ -137,6 +137,17 @@ void for_each_run(const AccessPattern& ap, uint8_t* row, F&& f) {
 
 }  // namespace
 
+bool copy_tile(const AccessPattern& src, const PartitionBase& src_mem, const AccessPattern& dst,
+               const PartitionBase& dst_mem) {
+  if (src.dtype != dst.dtype || numerics::info(src.dtype).bits < 8 || numerics::is_block_format(src.dtype)) return false;
+  if (src.partitions != dst.partitions || src.free_size() != dst.free_size()) return false;
+  if (!src.contiguous() || !dst.contiguous()) return false;
+  if (src.space == dst.space && (src.space != isa::Space::HBM || src.tensor == dst.tensor)) return false;
+  const size_t n = static_cast<size_t>(src.free_size() * src.element_bytes());
+  for (int p = 0; p < src.partitions; ++p) std::memcpy(dst_mem.row(dst, p), src_mem.row(src, p), n);
+  return true;
+}
+
 void read_tile(const AccessPattern& ap, const PartitionBase& mem, float* out) {
   check_format(ap.dtype);
   const int64_t fs = ap.free_size();

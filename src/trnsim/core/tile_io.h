@@ -21,6 +21,13 @@ void read_tile(const isa::AccessPattern& ap, const PartitionBase& mem, float* ou
 // Writes in (ap.elements() floats) to ap, rounding to ap.dtype (nearest even).
 void write_tile(const isa::AccessPattern& ap, const PartitionBase& mem, const float* in);
 
+// Copies src to dst byte for byte when that is what a DMA does: the same element dtype of
+// whole bytes, both patterns walking consecutive elements in each partition, the same shape,
+// and distinct memories (no overlap). Returns false (nothing copied) otherwise; the caller
+// then goes through fp32 (read_tile + write_tile), which rounds to dst's dtype.
+bool copy_tile(const isa::AccessPattern& src, const PartitionBase& src_mem, const isa::AccessPattern& dst,
+               const PartitionBase& dst_mem);
+
 // Scalar element access (reference paths and tests).
 float read_element(const isa::AccessPattern& ap, const PartitionBase& mem, int p, int64_t i);
 void write_element(const isa::AccessPattern& ap, const PartitionBase& mem, int p, int64_t i, float v);

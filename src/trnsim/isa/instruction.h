@@ -4,6 +4,7 @@
 // Semaphores are the only ordering between engines/queues; within one engine or DMA queue
 // instructions run in program order.
 #pragma once
+#include <cmath>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -44,7 +45,33 @@ enum class AluOp : uint8_t {
   kCount
 };
 std::string_view alu_name(AluOp op);
-float alu_apply(AluOp op, float a, float b);
+// Inline so that engine loops over a tile specialise on the op (unswitch and vectorise)
+// instead of calling through the PLT once per element.
+inline float alu_apply(AluOp op, float a, float b) {
+  switch (op) {
+    case AluOp::Bypass: return a;
+    case AluOp::Add: return a + b;
+    case AluOp::Sub: return a - b;
+    case AluOp::Mul: return a * b;
+    case AluOp::Div: return a / b;
+    case AluOp::Max: return std::fmax(a, b);
+    case AluOp::Min: return std::fmin(a, b);
+    case AluOp::Pow: return std::pow(a, b);
+    case AluOp::Mod: return std::fmod(a, b);
+    case AluOp::AbsMax: return std::fmax(std::fabs(a), std::fabs(b));
+    case AluOp::IsEqual: return a == b ? 1.0f : 0.0f;
+    case AluOp::NotEqual: return a != b ? 1.0f : 0.0f;
+    case AluOp::IsGt: return a > b ? 1.0f : 0.0f;
+    case AluOp::IsGe: return a >= b ? 1.0f : 0.0f;
+    case AluOp::IsLt: return a < b ? 1.0f : 0.0f;
+    case AluOp::IsLe: return a <= b ? 1.0f : 0.0f;
+    case AluOp::LogicalAnd: return (a != 0 && b != 0) ? 1.0f : 0.0f;
+    case AluOp::LogicalOr: return (a != 0 || b != 0) ? 1.0f : 0.0f;
+    case AluOp::kCount: break;
+  }
+  return a;
+}
+
 float alu_identity(AluOp op);  // reduction start value (Add 0, Max -inf, Min +inf, Mul 1, ...)
 
 enum class ActFunc : uint8_t {

@@ -28,31 +28,6 @@ std::string_view alu_name(AluOp op) { return kAluNames[static_cast<int>(op)]; }
 std::string_view act_name(ActFunc f) { return kActNames[static_cast<int>(f)]; }
 std::string_view engine_name(Engine e) { return kEngineNames[static_cast<int>(e)]; }
 
-float alu_apply(AluOp op, float a, float b) {
-  switch (op) {
-    case AluOp::Bypass: return a;
-    case AluOp::Add: return a + b;
-    case AluOp::Sub: return a - b;
-    case AluOp::Mul: return a * b;
-    case AluOp::Div: return a / b;
-    case AluOp::Max: return std::fmax(a, b);
-    case AluOp::Min: return std::fmin(a, b);
-    case AluOp::Pow: return std::pow(a, b);
-    case AluOp::Mod: return std::fmod(a, b);
-    case AluOp::AbsMax: return std::fmax(std::fabs(a), std::fabs(b));
-    case AluOp::IsEqual: return a == b ? 1.0f : 0.0f;
-    case AluOp::NotEqual: return a != b ? 1.0f : 0.0f;
-    case AluOp::IsGt: return a > b ? 1.0f : 0.0f;
-    case AluOp::IsGe: return a >= b ? 1.0f : 0.0f;
-    case AluOp::IsLt: return a < b ? 1.0f : 0.0f;
-    case AluOp::IsLe: return a <= b ? 1.0f : 0.0f;
-    case AluOp::LogicalAnd: return (a != 0 && b != 0) ? 1.0f : 0.0f;
-    case AluOp::LogicalOr: return (a != 0 || b != 0) ? 1.0f : 0.0f;
-    case AluOp::kCount: break;
-  }
-  return a;
-}
-
 float alu_identity(AluOp op) {
   switch (op) {
     case AluOp::Add: case AluOp::Sub: case AluOp::LogicalOr: return 0.0f;

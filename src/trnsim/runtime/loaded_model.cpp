@@ -56,10 +56,10 @@ RunOutput LoadedModel::run(const std::map<std::string, std::vector<float>>& inpu
       if (functional) env[s.writes[0]] = value(s.alias_of);
       continue;
     }
-    std::map<std::string, std::vector<float>> in;
+    core::InputViews in;
     if (functional)
-      for (const auto& n : s.reads) in[n] = value(n);
-    core::RunResult res = core::run(s.program, chip_, in, ro);
+      for (const auto& n : s.reads) in.emplace(n, std::span<const float>(value(n)));
+    core::RunResult res = core::run_views(s.program, chip_, in, ro);
     OpTime op{s.node, s.op, s.fused, res.total.ms() * 1e-3, res.instructions, res.tensor_flops, res.hbm_bytes};
     for (const auto& u : res.units) {
       busy[u.unit.engine] += static_cast<double>(u.busy_ps) * 1e-12;
