@@ -2,6 +2,8 @@
 // semaphores ordering engines, deadlock reports.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "trnsim/common/error.h"
@@ -9,6 +11,7 @@
 #include "trnsim/core/gpsimd_engine.h"
 #include "trnsim/core/vector_engine.h"
 #include "trnsim/core/run.h"
+#include "trnsim/core/tile_io.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/sim/time.h"
 
@@ -190,6 +193,62 @@ TEST(Run, FunctionalMemoryStartsAsNaN) {
   p.cores[0].dma_queues[0].push_back({Dma{dst, sb(4, 8, DType::BF16)}, {}});
   auto r = core::run(p, trn1());
   for (float v : r.outputs.at("y")) EXPECT_TRUE(std::isnan(v));
+}
+
+TEST(Run, RecycledScratchpadsStartAsNaNAgain) {
+  // Scratchpads are recycled between runs with only the written columns refilled: a run that
+  // writes SBUF (here at a 64 KiB offset, and PSUM through a copy) leaves nothing behind for
+  // the next run, which still reads NaN there.
+  Program w = single_core();
+  w.tensors.push_back(HbmTensor{"x", {128, 64}, DType::F32, HbmTensor::Kind::Input});
+  w.tensors.push_back(HbmTensor{"y", {128, 64}, DType::F32, HbmTensor::Kind::Output});
+  AccessPattern hx = sb(128, 64, DType::F32);
+  hx.space = Space::HBM;
+  hx.partition_stride = 64;
+  AccessPattern hy = hx;
+  hy.tensor = 1;
+  Instruction ld{Dma{sb(128, 64, DType::F32, 65536), hx}, {}};
+  ld.sync.signal = 0;
+  w.cores[0].dma_queues[0].push_back(ld);
+  Instruction st{Dma{hy, sb(128, 64, DType::F32, 65536)}, {}};
+  st.sync.add_wait(0, 1);
+  w.cores[0].dma_queues[1].push_back(st);
+  std::vector<float> x(128 * 64);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  for (int round = 0; round < 3; ++round) {
+    auto r = core::run(w, trn1(), {{"x", x}});
+    ASSERT_EQ(r.outputs.at("y"), x);  // a byte copy both ways (same dtype)
+    Program rd = single_core();
+    rd.tensors.push_back(HbmTensor{"y", {128, 64}, DType::F32, HbmTensor::Kind::Output});
+    rd.cores[0].dma_queues[0].push_back({Dma{hx, sb(128, 64, DType::F32, 65536)}, {}});
+    auto n = core::run(rd, trn1());
+    for (float v : n.outputs.at("y")) ASSERT_TRUE(std::isnan(v));
+  }
+}
+
+TEST(Run, DmaBetweenDtypesRoundsLikeACopyThroughFp32) {
+  // fp32 HBM -> bf16 SBUF -> fp32 HBM: the values come back rounded to bf16 (nearest even),
+  // the byte-copy fast path applies only when the dtypes match.
+  Program p = single_core();
+  p.tensors.push_back(HbmTensor{"x", {2, 4}, DType::F32, HbmTensor::Kind::Input});
+  p.tensors.push_back(HbmTensor{"y", {2, 4}, DType::F32, HbmTensor::Kind::Output});
+  AccessPattern hx = sb(2, 4, DType::F32);
+  hx.space = Space::HBM;
+  hx.partition_stride = 4;
+  AccessPattern hy = hx;
+  hy.tensor = 1;
+  Instruction ld{Dma{sb(2, 4, DType::BF16), hx}, {}};
+  ld.sync.signal = 0;
+  p.cores[0].dma_queues[0].push_back(ld);
+  Instruction st{Dma{hy, sb(2, 4, DType::BF16)}, {}};
+  st.sync.add_wait(0, 1);
+  p.cores[0].dma_queues[1].push_back(st);
+  const std::vector<float> x = {1.0f, 1.00390625f, 1.01171875f, 3.14159265f, -2.5f, 1e-3f, 65504.0f, 0.0f};
+  auto r = core::run(p, trn1(), {{"x", x}});
+  const auto& y = r.outputs.at("y");
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(y[i], core::from_bf16(core::to_bf16(x[i]))) << i;
+  EXPECT_EQ(y[1], 1.0f);        // tie rounds to even
+  EXPECT_EQ(y[2], 1.015625f);   // tie rounds up to even
 }
 
 TEST(Run, MissingInputIsAnError) {
