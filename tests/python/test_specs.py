@@ -23,7 +23,7 @@ GiB = 1024**3
 # HARDWARE.md, "Chips" and "Systems".
 CHIPS = {"trn1", "inf2", "trn2", "trn3"}
 SYSTEMS = {"trn1.2xlarge", "trn1.32xlarge", "inf2.48xlarge", "trn2.48xlarge", "trn2-ultraserver",
-           "trn3-ultraserver-gen1", "trn3-ultraserver-gen2"}
+           "trn3-ultraserver-gen1", "trn3-ultraserver-gen2", "trn3-ultraserver-gen2-tiered"}
 HBM = {  # capacity in bytes, bandwidth in GB/s (10^9 B/s)
     "trn1": (32 * GiB, 820 * GiB / 1e9),
     "inf2": (32 * GiB, 820 * GiB / 1e9),

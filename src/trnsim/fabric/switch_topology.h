@@ -2,8 +2,9 @@
 // downlink out of it, each carrying the chip's full scale-up bandwidth; any chip reaches any
 // other in two link traversals (up, down) whatever their distance, and the switch core never
 // limits (non-blocking). Contention happens only where several flows share a chip's uplink or
-// downlink. Gen2's in-server / in-rack / cross-rack tiers are not modelled separately: the
-// system presets take the single per-chip figure (see configs/systems/trn3-ultraserver-gen2.yaml).
+// downlink. This is the flat reading of Gen2 (one per-chip figure: the default preset
+// configs/systems/trn3-ultraserver-gen2.yaml); its in-server / in-rack / cross-rack tiers are
+// modelled by TieredSwitchTopology (tiered_switch_topology.h, preset trn3-ultraserver-gen2-tiered).
 #pragma once
 #include "trnsim/fabric/i_topology.h"
 

@@ -12,6 +12,7 @@ namespace trnsim::fabric {
 
 void register_torus_topologies();
 void register_switch_topology();
+void register_tiered_switch_topology();
 void register_single_topology();
 
 namespace {
@@ -23,6 +24,7 @@ void ensure_builtins() {
   static bool done = [] {
     register_torus_topologies();
     register_switch_topology();
+    register_tiered_switch_topology();
     register_single_topology();
     return true;
   }();

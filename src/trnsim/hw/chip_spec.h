@@ -120,14 +120,29 @@ struct ChipSpec {
   bool supports(DType t) const { return core.tensor.dtype_rate.count(t) > 0; }
 };
 
+// One tier of a tiered switch (tiered_switch_topology.h): each chip has an uplink and a downlink
+// of `bandwidth_per_chip` into it; `latency` is added per traversal (up, then down).
+struct SwitchTierSpec {
+  std::string name;                   // "server", "rack", "cross-rack"
+  GBps bandwidth_per_chip;
+  Nanoseconds latency;
+};
+
 struct TopologySpec {
-  std::string kind;                   // registered name: "torus2d", "torus3d", "ring", "switch", "single"
+  std::string kind;                   // registered name: "torus2d", "torus3d", "ring", "switch",
+                                      // "tiered_switch", "single"
   std::vector<int> dims;              // torus/ring dimensions (empty for switch and single)
   GBps bandwidth_per_chip;            // scale-up bandwidth per chip (0 for single)
   // Per-chip bandwidth along each of `dims` where it is not split evenly (Trn2 UltraServer:
   // 512, 512 GB/s in the instance torus, 256 GB/s in Z); empty = bandwidth_per_chip / dims.
   std::vector<GBps> bandwidth_per_dim;
   Nanoseconds link_latency;
+  // tiered_switch only: chips grouped into servers, servers into racks; tiers = server, rack,
+  // cross-rack. The loader sets bandwidth_per_chip to the tiers' sum and link_latency to the
+  // smallest tier latency (summary figures for reports).
+  int chips_per_server = 0;
+  int servers_per_rack = 0;
+  std::vector<SwitchTierSpec> tiers;
 };
 
 struct ScaleOutSpec {

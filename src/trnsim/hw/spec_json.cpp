@@ -123,7 +123,7 @@ json to_json(const SystemSpec& s) {
   json per_dim = json::array();
   for (auto bw : t.bandwidth_per_dim) per_dim.push_back(bw.value());
   json totals = per_dtype(s.chip, [&](DType d) { return s.chip.peak_tflops(d).value() * s.chips; });
-  return {
+  json out = {
       {"name", s.name},
       {"source", s.source_file},
       {"chip_name", s.chip.name},
@@ -140,6 +140,16 @@ json to_json(const SystemSpec& s) {
       {"total_hbm_bandwidth_gbps", s.chip.hbm.bandwidth.value() * s.chips},
       {"chip", to_json(s.chip)},
   };
+  if (t.kind == "tiered_switch") {  // its per-tier figures (bandwidth_per_chip is their sum)
+    json tiers = json::array();
+    for (const auto& tier : t.tiers)
+      tiers.push_back({{"name", tier.name}, {"bandwidth_per_chip_gbps", tier.bandwidth_per_chip.value()},
+                       {"latency_ns", tier.latency.value()}});
+    out["topology"]["chips_per_server"] = t.chips_per_server;
+    out["topology"]["servers_per_rack"] = t.servers_per_rack;
+    out["topology"]["tiers"] = tiers;
+  }
+  return out;
 }
 
 }  // namespace trnsim::hw

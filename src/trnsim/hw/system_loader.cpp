@@ -19,15 +19,49 @@ int dims_of(std::string_view kind) {
   if (kind == "torus2d") return 2;
   if (kind == "torus3d") return 3;
   if (kind == "ring") return 1;
-  return 0;  // switch, single
+  return 0;  // switch, tiered_switch, single
+}
+
+// tiered_switch: the grouping and one entry per tier, in the fixed order server, rack, cross-rack
+// (the order is what routing relies on, so a misordered list is an error, not a guess).
+void read_tiers(YamlMap& m, TopologySpec& t, int chips) {
+  for (auto key : {"bandwidth_per_chip", "link_latency"})
+    if (m.has(key)) m.fail_key(key, "nothing for kind tiered_switch (each entry of tiers gives its own)");
+  t.chips_per_server = m.integer("chips_per_server");
+  t.servers_per_rack = m.integer("servers_per_rack");
+  const long per_rack = static_cast<long>(t.chips_per_server) * t.servers_per_rack;
+  if (chips % per_rack != 0)
+    m.fail_key("servers_per_rack", fmt::format("chips ({}) to be a multiple of chips_per_server x servers_per_rack "
+                                               "({} x {} = {})", chips, t.chips_per_server, t.servers_per_rack,
+                                               per_rack));
+  constexpr std::string_view names[] = {"server", "rack", "cross-rack"};
+  auto items = m.sequence("tiers");
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i == std::size(names)) m.fail(items[i], m.field("tiers"), "3 tiers: server, rack, cross-rack");
+    YamlMap e(items[i], m.source(), fmt::format("{}[{}]", m.field("tiers"), i), {"name", "bandwidth_per_chip", "latency"});
+    SwitchTierSpec tier;
+    tier.name = e.text("name");
+    if (tier.name != names[i]) e.fail_key("name", fmt::format("'{}' (tiers go server, rack, cross-rack)", names[i]));
+    tier.bandwidth_per_chip = e.quantity<GBps>("bandwidth_per_chip");
+    tier.latency = e.quantity<Nanoseconds>("latency");
+    e.done();
+    t.tiers.push_back(tier);
+  }
+  if (items.size() != std::size(names)) m.fail(m.at("tiers"), m.field("tiers"), "3 tiers: server, rack, cross-rack");
+  t.bandwidth_per_chip = GBps(0);
+  t.link_latency = t.tiers[0].latency;
+  for (const auto& tier : t.tiers) {
+    t.bandwidth_per_chip = GBps(t.bandwidth_per_chip.value() + tier.bandwidth_per_chip.value());
+    if (tier.latency.value() < t.link_latency.value()) t.link_latency = tier.latency;
+  }
 }
 
 TopologySpec read_topology(YamlMap m, int chips) {
   TopologySpec t;
   t.kind = m.text("kind");
   if (t.kind != "torus2d" && t.kind != "torus3d" && t.kind != "ring" && t.kind != "switch" &&
-      t.kind != "single")
-    m.fail_key("kind", "one of torus2d, torus3d, ring, switch, single");
+      t.kind != "single" && t.kind != "tiered_switch")
+    m.fail_key("kind", "one of torus2d, torus3d, ring, switch, tiered_switch, single");
   const int ndims = dims_of(t.kind);
   if (ndims > 0) {
     for (auto& n : m.sequence("dims")) t.dims.push_back(m.integer_at(n, m.field("dims"), 1));
@@ -38,7 +72,12 @@ TopologySpec read_topology(YamlMap m, int chips) {
   } else if (m.has("dims") && !m.sequence("dims").empty()) {
     m.fail_key("dims", fmt::format("no dims for a {} topology", t.kind));
   }
-  if (t.kind == "single") {
+  if (t.kind != "tiered_switch")
+    for (auto key : {"chips_per_server", "servers_per_rack", "tiers"})
+      if (m.has(key)) m.fail_key(key, "nothing for this kind (only for kind tiered_switch)");
+  if (t.kind == "tiered_switch") {
+    read_tiers(m, t, chips);
+  } else if (t.kind == "single") {
     if (chips != 1) m.fail_key("kind", fmt::format("a multi-chip topology for {} chips", chips));
     // One chip has no scale-up fabric; bandwidth and latency may be left out.
     t.bandwidth_per_chip = m.optional_quantity<GBps>("bandwidth_per_chip").value_or(GBps(0));
@@ -107,7 +146,7 @@ SystemSpec parse_system(const std::string& yaml, const std::string& source,
   if (s.chips % s.chips_per_instance != 0)
     m.fail_key("chips_per_instance", fmt::format("a divisor of chips ({})", s.chips));
   s.topology = read_topology(m.map("topology", {"kind", "dims", "bandwidth_per_chip", "bandwidth_per_dim",
-                                                "link_latency"}),
+                                                "link_latency", "chips_per_server", "servers_per_rack", "tiers"}),
                              s.chips);
   s.scale_out = read_scale_out(m.map("scale_out", {"kind", "bandwidth_per_instance", "latency"}));
   s.price = m.optional_quantity<UsdPerHour>("price");
