@@ -17,8 +17,7 @@ Chip::Chip(const hw::ChipSpec& spec, const isa::Program& program, const RunOptio
       opts_(opts),
       sems_(queue_, program.semaphores),
       net_(queue_, &Chip::on_flow_done, this),
-      hbm_(program, opts.mode == Mode::Functional, inputs),
-      blas_(opts.mode == Mode::Functional) {
+      hbm_(program, opts.mode == Mode::Functional, inputs) {
   hbm_res_ = net_.add_resource("hbm", spec.hbm.bandwidth);
   sem_latency_ = Time::from(spec.core.semaphore_latency);
   if (opts.record_instructions) records_.reserve(program.instruction_count());

@@ -4,7 +4,6 @@
 #include <memory>
 #include <vector>
 
-#include "trnsim/core/blas_threads.h"
 #include "trnsim/core/hbm.h"
 #include "trnsim/core/run.h"
 #include "trnsim/core/semaphores.h"
@@ -54,7 +53,6 @@ class Chip {
   sim::Time last_end_;
   std::vector<InstructionRecord> records_;
   std::vector<std::unique_ptr<NeuronCore>> cores_;
-  BlasThreads blas_;  // functional runs: one OpenBLAS thread, the caller's count restored at the end
 };
 
 }  // namespace trnsim::core

@@ -1,7 +1,5 @@
 #include "trnsim/core/tensor_engine.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -9,6 +7,7 @@
 #include "trnsim/core/buffer_pool.h"
 #include "trnsim/core/chip.h"
 #include "trnsim/core/neuron_core.h"
+#include "trnsim/core/pe_array_gemm.h"
 
 namespace trnsim::core {
 
@@ -107,9 +106,9 @@ TensorEngine::Operand TensorEngine::operand(const AccessPattern& ap, int slot, b
   if (mutate || !sp) return {core_.read(ap, slot), F};
   PartitionBase mem = sp->base();
   // Decoded tiles are kept while their bytes are unwritten (a stationary is reused across the N
-  // tiles of a block, a moving tile across its M tiles). fp32 tiles too: sgemm reading them in
-  // place, rows a partition (192 KiB, a multiple of 4 KiB) apart, was slower than the copy
-  // (every row maps to the same cache sets while OpenBLAS packs them).
+  // tiles of a block, a moving tile across its M tiles). fp32 tiles too: the gemm reading them
+  // in place, rows a partition (192 KiB, a multiple of 4 KiB) apart, was slower than the copy
+  // (every row maps to the same cache sets).
   const auto [lo, hi] = ap.byte_extent();
   CachedTile* hit = nullptr;
   for (auto& e : cache_)
@@ -162,22 +161,19 @@ void TensorEngine::execute(const isa::Matmul& mm) {
         for (int j = 4; j < 16; ++j) w[idx[j] * M + m] = 0.0f;
       }
   }
-  const float beta = mm.start ? 0.0f : 1.0f;
   const int lda = static_cast<int>(ws.ld), ldb = static_cast<int>(xs.ld);
   if (mm.out.dtype == numerics::DType::F32 && mm.out.contiguous() && mm.out.space != isa::Space::HBM) {
     // Accumulate straight into PSUM: row m of the result is partition m of the bank.
     Scratchpad* sp = scratchpad(mm.out);
     PartitionBase mem = sp->base();
     float* c = reinterpret_cast<float*>(mem.row(mm.out, 0));
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0f, ws.data, lda, xs.data, ldb, beta, c,
-                static_cast<int>(mem.partition_bytes / 4));
+    pe_array_gemm(M, N, K, ws.data, lda, xs.data, ldb, c, static_cast<int64_t>(mem.partition_bytes / 4), !mm.start);
     const auto [lo, hi] = mm.out.byte_extent();
     sp->note_write(lo, hi);
     return;
   }
   float* c = core_.read(mm.out, 2);
-  if (mm.start) std::memset(c, 0, sizeof(float) * M * N);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, M, N, K, 1.0f, ws.data, lda, xs.data, ldb, beta, c, N);
+  pe_array_gemm(M, N, K, ws.data, lda, xs.data, ldb, c, N, !mm.start);
   core_.write(mm.out, c);
 }
 
