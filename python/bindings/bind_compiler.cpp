@@ -17,6 +17,7 @@
 
 #include "registry.h"
 #include "trnsim/compiler/compile.h"
+#include "trnsim/compiler/compiled_model_io.h"
 #include "trnsim/compiler/onnx_import.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/runtime/loaded_model.h"
@@ -73,6 +74,19 @@ std::unique_ptr<Compiled> compile_onnx(const nb::bytes& model, bool is_path, con
   return c;
 }
 
+// A program saved by Compiled.save / `trnsim compile -o`: on the chip it names, or on `chip`
+// (which must be the same spec).
+std::unique_ptr<Compiled> load_compiled(const std::string& path, std::optional<std::string> chip) {
+  auto c = std::make_unique<Compiled>();
+  {
+    nb::gil_scoped_release release;
+    c->chip = hw::load_chip(chip ? *chip : compiler::read_compiled_header(path).chip);
+    c->model = compiler::load_compiled(path, c->chip);
+  }
+  c->loaded = std::make_unique<runtime::LoadedModel>(c->model, c->chip);
+  return c;
+}
+
 std::map<std::string, std::tuple<std::vector<int64_t>, Out>> run(Compiled& c, const std::map<std::string, Flat>& inputs, bool timing) {
   std::map<std::string, std::vector<float>> in;
   for (const auto& [n, a] : inputs) in[n].assign(a.data(), a.data() + a.size());
@@ -111,6 +125,9 @@ void bind(nb::module_& root) {
       .def_prop_ro("chip", [](const Compiled& c) { return c.chip.name; })
       .def_prop_ro("kernels", [](const Compiled& c) { return c.model.segments.size(); })
       .def("dump_ir", [](const Compiled& c) { return c.model.dump_ir(); })
+      .def_prop_ro("dtype", [](const Compiled& c) { return std::string(compiler::policy_name(c.model.policy)); })
+      .def("save", [](const Compiled& c, const std::string& path) { compiler::save_compiled(c.model, c.chip, path); }, nb::arg("path"),
+           "Writes the program to a file (trnsim.load_compiled and `trnsim run FILE` read it)")
       .def("report_json", [](const Compiled& c) { return c.last_report; })
       .def("run", &run, nb::arg("inputs"), nb::arg("timing") = false,
            "Runs one forward pass; returns {name: (shape, flat float32 array)} (empty in timing mode)");
@@ -119,6 +136,8 @@ void bind(nb::module_& root) {
     for (const auto& r : compiler::op_table()) ops.emplace_back(r.name);
     return ops;
   }, "ONNX ops the importer accepts (each lowers or folds; see docs/compiler.md for limits)");
+  m.def("load_compiled", &load_compiled, nb::arg("path"), nb::arg("chip").none() = nb::none(),
+        "Loads a program saved by Compiled.save or `trnsim compile -o`");
   m.def("compile_onnx", &compile_onnx, nb::arg("model"), nb::arg("is_path"), nb::arg("chip"), nb::arg("dtype"), nb::arg("batch").none(),
         nb::arg("dims"), nb::arg("shapes"), nb::arg("keep_ir"),
         "Imports an ONNX model (bytes, or a path when is_path) and compiles it for a chip");

@@ -7,7 +7,8 @@ from trnsim._core import ConfigError, ConstantRequiredError, ShapeError, TrnsimE
 from trnsim.hw import chip_presets, load_chip, load_system, preset_yaml, specs, system_presets
 from trnsim.collectives import collective, collective_algorithms, collective_ops, collective_run
 from trnsim.kernels import KernelBuilder, kernel, kernel_list, run
-from trnsim.compiler import CompiledModel, compile_onnx, supported_ops
+from trnsim.compiler import CompiledModel, compile_onnx, load_compiled, supported_ops
+from trnsim.tensor_parallel import run_tensor_parallel
 
 __version__ = _core.__version__
 
@@ -15,7 +16,7 @@ __all__ = ["ConfigError", "ConstantRequiredError", "ShapeError", "TrnsimError", 
 __all__ += ["specs", "load_chip", "load_system", "chip_presets", "system_presets", "preset_yaml"]
 __all__ += ["collective", "collective_run", "collective_algorithms", "collective_ops"]
 __all__ += ["kernel", "kernel_list", "run", "KernelBuilder"]
-__all__ += ["compile_onnx", "CompiledModel", "supported_ops"]
+__all__ += ["compile_onnx", "CompiledModel", "supported_ops", "load_compiled"]
 
 # PyTorch front end (issue 4): trnsim.trace, and torch.compile(backend="trnsim") registered with
 # TorchDynamo once torch._dynamo is imported, so `import trnsim` never imports torch itself.

@@ -22,7 +22,7 @@ import numpy as np
 
 from trnsim import _core
 
-__all__ = ["compile_onnx", "CompiledModel", "supported_ops"]
+__all__ = ["compile_onnx", "CompiledModel", "supported_ops", "load_compiled"]
 
 _c = _core.compiler
 
@@ -76,7 +76,45 @@ class CompiledModel:
             self._c = None  # compiled at the first run, once the values are known
         self._last = self._c
         self._last_spec: Dict[str, Any] = {}
-        self.report: Dict[str, Any] = {"compile_time_s": self._c.compile_time_s if self._c else 0.0}
+        self._report: Dict[str, Any] = {"compile_time_s": self._c.compile_time_s if self._c else 0.0}
+        self._report_src: Optional[tuple] = None
+
+    @classmethod
+    def _from_compiled(cls, c, mode: str = "functional") -> "CompiledModel":
+        """A model around a program loaded from a file (load_compiled): no ONNX source, so it
+        runs only with the input shapes it was compiled for."""
+        if mode not in _MODES:
+            raise _core.UnsupportedError(f"unsupported: mode '{mode}' (expected functional or timing)")
+        self = cls.__new__(cls)
+        self._src, self._is_path, self._proto, self._all_inputs = None, False, None, None
+        self.chip, self.dtype, self.mode, self.batch = c.chip, c.dtype, mode, None
+        self._dims, self._cache, self._spec = {}, {}, []
+        self._c = self._last = c
+        self._last_spec = {}
+        self._report = {"compile_time_s": c.compile_time_s}
+        self._report_src = None
+        return self
+
+    @property
+    def report(self) -> Dict[str, Any]:
+        """The last run's report (latency, per-op breakdown, engines, HBM), as `trnsim run
+        --json` prints it. Built from the run's JSON when first read: parsing it on every run
+        cost a model's forward more than some of its kernels."""
+        if self._report_src is not None:
+            c, spec_vals = self._report_src
+            self._report = json.loads(c.report_json())
+            if spec_vals:
+                self._report["specialized_inputs"] = spec_vals
+            self._report_src = None
+        return self._report
+
+    def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Writes the program of the last run (the first compile before any run) to ``path``;
+        trnsim.load_compiled(path) and `trnsim run path` read it back."""
+        c = self._last or self._c
+        if c is None:
+            raise _core.ShapeError(f"nothing compiled yet: the program is specialised on the values of inputs {self._spec}; run it first")
+        c.save(os.fspath(path))
 
     def _model_proto(self):
         if self._proto is None:
@@ -115,6 +153,9 @@ class CompiledModel:
             missing = [n for n in self._spec if n not in values]
             if missing:
                 raise _core.ShapeError(f"inputs {missing} are missing: the program is specialised on their values")
+            if self._src is None:
+                want = {n: tuple(v) for n, v in self._c.shapes.items() if n in self._c.input_names}
+                raise _core.ShapeError(f"a loaded program runs only with the input shapes it was compiled for: {want}")
             src, is_path = self._src, self._is_path
             if vals:
                 import onnx
@@ -222,9 +263,7 @@ class CompiledModel:
                     raise _core.UnsupportedError(f"unsupported: input '{n}' has integers beyond 2**24 (held as fp32 on the chip)")
                 flat[n] = np.ascontiguousarray(a, dtype=np.float32).reshape(-1)
         raw = c.run(flat, mode == "timing")
-        self.report = json.loads(c.report_json())
-        if spec_vals:
-            self.report["specialized_inputs"] = spec_vals
+        self._report_src = (c, spec_vals)
         types = c.output_types
         out = {}
         for n in c.output_names:
@@ -241,6 +280,12 @@ class CompiledModel:
                 v = v.astype(t)
             out[n] = v
         return out
+
+
+def load_compiled(path: Union[str, "os.PathLike[str]"], chip: Optional[str] = None, mode: str = "functional") -> CompiledModel:
+    """Loads a program saved by CompiledModel.save or `trnsim compile -o`, for the chip it was
+    compiled for (``chip``, if given, must be that chip with the same spec)."""
+    return CompiledModel._from_compiled(_c.load_compiled(os.fspath(path), chip), mode)
 
 
 def supported_ops() -> List[str]:

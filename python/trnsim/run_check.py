@@ -39,6 +39,9 @@ class OutputCheck:
     cosine: float
     passed: bool
     note: str = ""
+    # max |got - ref| over the reference's max |x| (0 when both are 0): the scale-free error
+    # that suits outputs with many tiny entries (softmax probabilities), where max_rel does not.
+    max_abs_over_max: float = 0.0
 
 
 def model_inputs(model_bytes: bytes) -> list[tuple[str, np.dtype, list[int | str]]]:
@@ -110,12 +113,14 @@ def compare(name: str, got: np.ndarray, ref: np.ndarray, dtype_policy: str) -> O
     max_rel = float((d / np.maximum(np.abs(r[mask]), 1e-6)).max(initial=0.0))
     ng, nr = np.linalg.norm(g[mask]), np.linalg.norm(r[mask])
     cosine = float(g[mask] @ r[mask] / (ng * nr)) if ng > 0 and nr > 0 else (1.0 if ng == nr else 0.0)
+    scale = float(np.abs(r[mask]).max(initial=0.0))
+    over_max = max_abs / scale if scale > 0 else (0.0 if max_abs == 0 else float("inf"))
     rtol, atol, min_cos = TOLERANCES[dtype_policy]
     close = bool(np.all(d <= atol + rtol * np.abs(r[mask])))
     # A low-precision policy is judged by direction (cosine); fp32 by elementwise closeness.
     passed = finite_ok and (close if dtype_policy == "fp32" else (close or cosine >= min_cos))
     note = "" if finite_ok else "non-finite values differ from the reference"
-    return OutputCheck(name, list(ref.shape), max_abs, mean_abs, max_rel, cosine, passed, note)
+    return OutputCheck(name, list(ref.shape), max_abs, mean_abs, max_rel, cosine, passed, note, over_max)
 
 
 def run_onnxruntime(model_bytes: bytes, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -208,11 +213,11 @@ def print_report(result: dict[str, Any], top: int = 25) -> None:
     if result.get("check") is not None:
         ct = Table(title=f"check vs onnxruntime ({result['dtype']} tolerance rtol/atol/cos "
                          f"{TOLERANCES[result['dtype']]})")
-        for k in ("output", "shape", "max abs", "mean abs", "max rel", "cosine", "result"):
+        for k in ("output", "shape", "max abs", "mean abs", "max rel", "max abs / max |ref|", "cosine", "result"):
             ct.add_column(k)
         for c in result["check"]:
             ct.add_row(c["name"], str(c["shape"]), f"{c['max_abs']:.3g}", f"{c['mean_abs']:.3g}",
-                       f"{c['max_rel']:.3g}", f"{c['cosine']:.6f}",
+                       f"{c['max_rel']:.3g}", f"{c.get('max_abs_over_max', 0.0):.3g}", f"{c['cosine']:.6f}",
                        ("PASS" if c["passed"] else "FAIL") + (f" ({c['note']})" if c["note"] else ""))
         console.print(ct)
 

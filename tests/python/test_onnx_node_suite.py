@@ -30,7 +30,14 @@ import onnx_node_suite as suite  # noqa: E402  (tests/python is on sys.path unde
 # from fp8 e4m3fn/e5m2 and fp4 e2m1.) Most misses are clear refusals (FNUZ/int4/int2 types,
 # LayerNormalization's extra outputs, opset-28 Mod). The floor sits a little under the measured
 # rate; raise it as the compiler grows.
-PASS_RATE_FLOOR = 0.72
+# Measured 2026-11-22 03:00 UTC after the ops of the untuned-models work (Sum, Mean, Round,
+# Dropout, LRN; AveragePool count_include_pad, ceil_mode, auto_pad SAME; LayerNormalization's
+# Mean/InvStdDev; run-time Floor/Ceil/Round, GatherElements, Gather on axis != 0,
+# BatchNormalization statistics, Pad value; Pad edge/reflect/wrap; empty reductions; Elu,
+# Selu, Celu, ThresholdedRelu, Softsign, Shrink, PRelu, Tile; MaxPool Indices; run-time Slice
+# with negative steps): 82.8% (665 of 803 cases of the supported set), 880 of 1884 cases pass
+# overall; 0 wrong, 0 crash.
+PASS_RATE_FLOOR = 0.79
 
 # Cases the compiler gets wrong, or rejects with an error other than "unsupported:" on a valid
 # model, each with the reason: reported here, not hidden, and expected to shrink to nothing.

@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "trnsim/cli/command.h"
+#include "trnsim/cli/run_tensor_parallel.h"
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/compile.h"
 #include "trnsim/compiler/onnx_import.h"
@@ -18,6 +19,9 @@
 #include "trnsim/runtime/loaded_model.h"
 #include "trnsim/runtime/random_inputs.h"
 #include "trnsim/runtime/report_json.h"
+#include "trnsim/compiler/compiled_model_io.h"
+#include "trnsim/runtime/npz.h"
+#include "trnsim/runtime/value_specialisation.h"
 
 namespace trnsim::cli {
 namespace {
@@ -25,9 +29,13 @@ namespace {
 struct RunArgs {
   std::string model, chip = "trn2", dtype = "fp32", inputs, trace;
   int64_t batch = 1;
+  int cores = 0;
   uint64_t seed = 0;
   std::vector<std::string> dims;
   bool timing_only = false, dump_ir = false, json = false, check = false;
+  CLI::Option* chip_option = nullptr;  // to tell an explicit --chip from the default
+  std::string system;  // --tp: tensor-parallel over chips of this system (run_tensor_parallel.h)
+  int tp = 0;
 };
 
 // What the command shows of an output: its mean and largest magnitude (one pass).
@@ -41,14 +49,25 @@ OutputStats output_stats(const std::vector<float>& v) {
 }
 
 int run_model(const RunArgs& a) {
-  if (!a.inputs.empty())
-    throw UnsupportedError("unsupported: --inputs in the C++ command (use `python -m trnsim run " + a.model + " --inputs ...`)");
   if (a.check)
-    throw UnsupportedError("unsupported: --check in the C++ command (onnxruntime is a Python package: use `python -m trnsim run " + a.model + " --check`)");
-  const hw::ChipSpec chip = hw::load_chip(a.chip);
+    throw UnsupportedError("unsupported: --check in the C++ command: the reference, onnxruntime, is a Python package; run `python -m trnsim run " + a.model +
+                           " --chip " + a.chip + " --dtype " + a.dtype + (a.inputs.empty() ? "" : " --inputs " + a.inputs) + " --check`");
+  // A saved program (`trnsim compile -o x.tpg`) runs on the chip it was compiled for.
+  const bool compiled_file = compiler::is_compiled_file(a.model);
+  const bool chip_given = a.chip_option && a.chip_option->count() > 0;
+  // --system without --tp: one chip of that system (said on stderr, so --json stays clean).
+  const bool one_of_system = !a.system.empty() && a.tp == 0;
+  const hw::ChipSpec chip = one_of_system ? hw::load_system(a.system).chip
+                            : hw::load_chip(compiled_file && !chip_given ? compiler::read_compiled_header(a.model).chip : a.chip);
+  if (one_of_system) {
+    if (chip_given && hw::load_chip(a.chip).name != chip.name)
+      throw ConfigError(fmt::format("--chip {} and --system {} (whose chips are {}) disagree; --system without --tp runs one chip of it", a.chip, a.system, chip.name));
+    fmt::print(stderr, "note: --system {} without --tp: running on one of its chips ({}); add --tp N to split the model across N chips\n", a.system, chip.name);
+  }
   compiler::CompileOptions opt;
   opt.policy = compiler::parse_policy(a.dtype);
   opt.batch = a.batch;
+  opt.cores = a.cores;
   opt.keep_ir = a.dump_ir;
   for (const auto& d : a.dims) {
     auto eq = d.find('=');
@@ -60,7 +79,19 @@ int run_model(const RunArgs& a) {
       throw Error("--dim " + d + ": SIZE must be a positive integer, got '" + value + "'");
     opt.dims[d.substr(0, eq)] = size;
   }
-  compiler::CompiledModel cm = compiler::compile(compiler::import_onnx_file(a.model), chip, opt);
+  if (a.tp != 0)  // tensor-parallel across chips of --system
+    return run_tensor_parallel({a.model, a.system, a.tp, opt, a.seed, a.timing_only, a.json, a.inputs, a.trace,
+                                chip_given ? a.chip : std::string(), a.dump_ir});
+  const std::map<std::string, runtime::NpyArray> npz = a.inputs.empty() ? std::map<std::string, runtime::NpyArray>{} : runtime::read_npz(a.inputs);
+  std::vector<std::string> specialised;
+  compiler::CompiledModel cm;
+  if (compiled_file) {
+    cm = compiler::load_compiled(a.model, chip);
+  } else {
+    runtime::SpecialisedModel sm = runtime::compile_specialised(compiler::import_onnx_file(a.model), chip, opt, npz);
+    cm = std::move(sm.model);
+    specialised = std::move(sm.specialised);
+  }
   // Throughput counts the samples one run processes: the leading axis of the first input
   // (as bound by --batch/--dim when symbolic, or fixed by the model).
   int64_t batch = a.batch;
@@ -71,7 +102,9 @@ int run_model(const RunArgs& a) {
   if (a.dump_ir) std::cout << cm.dump_ir();
   runtime::LoadedModel lm(cm, chip);
   const auto mode = a.timing_only ? core::Mode::Timing : core::Mode::Functional;
-  runtime::RunOutput out = lm.run(a.timing_only ? std::map<std::string, std::vector<float>>{} : runtime::random_inputs(cm, a.seed), mode, !a.trace.empty());
+  runtime::RunOutput out = lm.run(a.timing_only ? std::map<std::string, std::vector<float>>{}
+                                  : a.inputs.empty() ? runtime::random_inputs(cm, a.seed) : runtime::model_inputs(npz, cm, a.inputs, specialised),
+                                  mode, !a.trace.empty());
   if (!a.trace.empty()) {
     std::ofstream f(a.trace);
     if (!f) throw Error("cannot write trace '" + a.trace + "'");
@@ -80,7 +113,7 @@ int run_model(const RunArgs& a) {
   if (a.json) {
     auto j = runtime::report_json(out.report, batch);
     j["model"] = a.model;
-    j["dtype"] = a.dtype;
+    j["dtype"] = std::string(compiler::policy_name(cm.policy));
     for (const auto& [n, v] : out.outputs) {
       const OutputStats st = output_stats(v);
       j["outputs"][n] = {{"shape", cm.shapes.at(n)}, {"mean", st.mean}, {"max_abs", st.max_abs}};
@@ -88,7 +121,7 @@ int run_model(const RunArgs& a) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  fmt::print("model {} ({} nodes after compilation, dtype {})\n", a.model, cm.graph.nodes.size(), a.dtype);
+  fmt::print("model {} ({} nodes after compilation, dtype {})\n", a.model, cm.graph.nodes.size(), compiler::policy_name(cm.policy));
   std::cout << runtime::report_table(out.report, batch);
   for (const auto& [n, v] : out.outputs)
     fmt::print("output {} {} mean {:.6g}\n", n, compiler::shape_str(cm.shapes.at(n)), output_stats(v).mean);
@@ -98,18 +131,21 @@ int run_model(const RunArgs& a) {
 Register reg{{"run",
               [](CLI::App& app) -> std::function<int()> {
                 auto a = std::make_shared<RunArgs>();
-                app.add_option("model", a->model, "ONNX model file")->required();
-                app.add_option("--chip", a->chip, "chip preset (trn1, inf2, trn2, trn3) or a YAML file")->capture_default_str();
+                app.add_option("model", a->model, "ONNX model file, or a program saved by `trnsim compile -o`")->required();
+                a->chip_option = app.add_option("--chip", a->chip, "chip preset (trn1, inf2, trn2, trn3) or a YAML file")->capture_default_str();
                 app.add_option("--dtype", a->dtype, "dtype policy: fp32, bf16 (bf16 matmul inputs, fp32 accumulation), fp8")->capture_default_str();
                 app.add_option("--batch", a->batch, "size of symbolic leading (batch) axes")->capture_default_str();
+                app.add_option("--cores", a->cores, "NeuronCores to split each node's work across (0: all of the chip's)")->capture_default_str();
                 app.add_option("--dim", a->dims, "size of another symbolic axis, NAME=SIZE (repeatable)");
-                app.add_option("--inputs", a->inputs, "inputs as .npz (Python command only)");
+                app.add_option("--inputs", a->inputs, "inputs as .npz (np.savez / np.savez_compressed), arrays named after the model's inputs");
                 app.add_option("--seed", a->seed, "seed of the random inputs")->capture_default_str();
                 app.add_flag("--timing-only", a->timing_only, "no data: timing only");
                 app.add_flag("--dump-ir", a->dump_ir, "print the IR after every compiler pass");
                 app.add_option("--trace", a->trace, "write a Perfetto / Chrome trace JSON of the whole model");
                 app.add_flag("--json", a->json, "print the report as JSON");
-                app.add_flag("--check", a->check, "compare with onnxruntime (Python command only)");
+                app.add_option("--system", a->system, "system preset or YAML file (with --tp)");
+                app.add_option("--tp", a->tp, "tensor-parallel: split the model Megatron-style across this many chips of --system");
+                app.add_flag("--check", a->check, "compare with onnxruntime: Python only, `python -m trnsim run ... --check`");
                 return [a] { return run_model(*a); };
               },
               "Compile an ONNX model and run it on a simulated chip"}};

@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
 #include "trnsim/common/error.h"
+#include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/decompose.h"
+#include "trnsim/compiler/fuse_attention.h"
 #include "trnsim/compiler/fusion.h"
+#include "trnsim/compiler/lower_attention.h"
 #include "trnsim/compiler/lower_context.h"
 #include "trnsim/compiler/lower_elementwise.h"
 #include "trnsim/compiler/lower_matmul.h"
@@ -54,6 +58,7 @@ Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTyp
   Segment s;
   s.node = n.name;
   s.op = std::string(op_name(n.op));
+  if (n.op == OpKind::FusedAttention) s.fused = fused_attention_members(n);
   for (const auto& e : n.epilogue) s.fused.push_back(e.fused_node);
   if (n.op == OpKind::Reshape) {
     s.kind = Segment::Kind::Alias;
@@ -62,9 +67,11 @@ Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTyp
     s.alias_of = n.inputs[0];
     return s;
   }
-  KernelBuilder kb(chip);
+  const int cores = static_cast<int>(std::clamp<int64_t>(n.i("cores", 1), 1, chip.neuron_cores));
+  KernelBuilder kb(chip, kernels::BuilderOptions{.cores = cores, .dma_queues = 16});
   kb.set_name(n.name);
   LowerCtx ctx(kb, g, n, matmul_dtype(policy, chip));
+  ctx.cores = cores;
   try {
     switch (op_info(n.op).cls) {
       case OpClass::Binary:
@@ -77,6 +84,7 @@ Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTyp
         if (n.op == OpKind::MatMul) lower_matmul(ctx);
         else if (n.op == OpKind::Softmax) lower_softmax(ctx);
         else if (n.op == OpKind::LayerNormalization) lower_layernorm(ctx);
+        else if (n.op == OpKind::FusedAttention) lower_attention(ctx);
         else if (n.op == OpKind::ReduceSum || n.op == OpKind::ReduceMean || n.op == OpKind::ReduceMax || n.op == OpKind::ReduceMin) lower_reduce(ctx);
         else throw UnsupportedError(fmt::format("unsupported: op {} (no lowering) at node '{}'", s.op, n.name));
         break;
@@ -119,8 +127,13 @@ CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& o
   run("constant-folding", true, [&] { fold_constants(g); eliminate_dead_code(g); });
   run("decomposition", true, [&] { decompose(g); });
   run("constant-folding", true, [&] { fold_constants(g); eliminate_dead_code(g); });
+  if (opt.cores < 0 || opt.cores > chip.neuron_cores)
+    throw ConfigError(fmt::format("--cores {}: {} has {} NeuronCores", opt.cores, chip.name, chip.neuron_cores));
+  const int cores = opt.cores == 0 ? chip.neuron_cores : opt.cores;
+  if (opt.fuse) run("attention-fusion", true, [&] { fuse_attention(g); });
   if (opt.fuse) run("fusion", true, [&] { fuse_epilogues(g); });
   run("dead-code", true, [&] { eliminate_dead_code(g); });
+  run("core-split", true, [&] { split_across_cores(g, cores); });
   run("memory-planning", true, [&] { cm.hbm = plan_hbm(g, chip); });
   run("lowering", true, [&] {
     for (const auto& n : g.nodes) cm.segments.push_back(lower_node(g, n, chip, opt.policy));

@@ -1,7 +1,8 @@
 // compile(graph, chip, options) -> CompiledModel: the named pass pipeline, with check() of
 // the IR after every pass and the wall time of each.
 //   bind-inputs, shape-inference, constant-folding, decomposition, constant-folding,
-//   fusion, dead-code, memory-planning, lowering (tiling + instruction emission per node).
+//   attention-fusion, fusion, dead-code, core-split, memory-planning, lowering (tiling +
+//   instruction emission per node).
 #pragma once
 #include <map>
 #include <string>
@@ -16,13 +17,15 @@ struct CompileOptions {
   int64_t batch = 1;                          // symbolic leading axes of inputs
   std::map<std::string, int64_t> dims;        // other symbolic axes by name
   std::map<std::string, Shape> input_shapes;  // exact input shapes (win over the above)
-  bool fuse = true;
+  bool fuse = true;                           // attention and epilogue fusion
+  int cores = 0;                              // NeuronCores to split nodes across; 0 = all of the chip's
   bool keep_ir = false;                       // keep each pass's IR dump (for --dump-ir)
 };
 
 CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& options = {});
 
 // Lowers one node into its Segment (exposed for the per-op tests).
+// The node's kernel runs on its `cores` attribute's NeuronCores (1 without one).
 Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTypePolicy policy);
 
 }  // namespace trnsim::compiler

@@ -6,12 +6,13 @@
 #include <cmath>
 
 #include "trnsim/common/error.h"
+#include "trnsim/compiler/decompose_steps.h"
 #include "trnsim/compiler/graph_edit.h"
 #include "trnsim/compiler/op_params.h"
 #include "trnsim/compiler/shape_inference.h"
 
 namespace trnsim::compiler {
-namespace {
+namespace decomp {
 
 using Attrs = std::map<std::string, AttrValue>;
 
@@ -55,14 +56,17 @@ std::vector<std::string> windows(GraphEditor& e, const Node& n, const std::strin
   return w;
 }
 
-std::string pad_spatial(GraphEditor& e, const Node& n, const std::string& x, size_t sp, double value) {
-  auto pads = n.ints("pads", std::vector<int64_t>(2 * sp, 0));
-  if (std::all_of(pads.begin(), pads.end(), [](int64_t p) { return p == 0; })) return x;
+// Pads the spatial axes of x as the window parameters say (begin, end + ceil_mode's extra).
+std::string pad_spatial(GraphEditor& e, const Node& n, const std::string& x, const WindowParams& wp, double value) {
+  const size_t sp = wp.kernel.size();
   std::vector<int64_t> full(2 * (sp + 2), 0);
+  bool any = false;
   for (size_t i = 0; i < sp; ++i) {
-    full[2 + i] = pads[i];
-    full[(sp + 2) + 2 + i] = pads[sp + i];
+    full[2 + i] = wp.pad_begin[i];
+    full[(sp + 2) + 2 + i] = wp.pad_end[i] + wp.extra_end[i];
+    any |= full[2 + i] != 0 || full[(sp + 2) + 2 + i] != 0;
   }
+  if (!any) return x;
   std::string v = e.constant(n.name + ".padvalue", {}, {value});
   return e.add(OpKind::Pad, n.name + ".pad", {x, e.ints("pads", full), v});
 }
@@ -70,11 +74,29 @@ std::string pad_spatial(GraphEditor& e, const Node& n, const std::string& x, siz
 void conv(GraphEditor& e, const Node& n) {
   Graph& g = e.graph();
   const Shape xs = shape_of(g, n.inputs[0]), ws = shape_of(g, n.inputs[1]), os = shape_of(g, n.outputs[0]);
-  const size_t sp = xs.size() - 2;
   const int64_t group = n.i("group", 1), N = xs[0], M = ws[0], Cg = ws[1], Mg = M / group;
   const Shape kernel(ws.begin() + 2, ws.end());
   const int64_t KK = numel(kernel), P = numel(Shape(os.begin() + 2, os.end()));
-  std::string xp = pad_spatial(e, n, n.inputs[0], sp, 0.0);
+  std::string xp = pad_spatial(e, n, n.inputs[0], window_params(n, xs, kernel), 0.0);
+  if (group > 1 && Cg == 1 && Mg == 1) {
+    // Depthwise (one input and one output channel per group): im2col per group would be one
+    // matmul per channel; instead each kernel tap is a per-channel scale of one strided
+    // window, y = sum_k w[:, k] * window_k(x), all channels at once.
+    Shape ws1 = {M};
+    for (size_t i = 2; i < xs.size(); ++i) ws1.push_back(1);
+    std::string w2 = reshape(e, n.name + ".weight", n.inputs[1], {M, KK});
+    std::string y;
+    int64_t k = 0;
+    for (const auto& win : windows(e, n, xp, kernel, os)) {
+      std::string wk = e.add(OpKind::Slice, n.name + ".tap", {w2, e.ints("s", {k}), e.ints("e", {k + 1}), e.ints("a", {1})});
+      std::string t = e.add(OpKind::Mul, n.name + ".tap", {win, reshape(e, n.name + ".tap", wk, ws1)});
+      y = y.empty() ? t : e.add(OpKind::Add, n.name + ".taps", {y, t});
+      ++k;
+    }
+    if (n.inputs.size() > 2 && !n.inputs[2].empty()) y = e.add(OpKind::Add, n.name + ".bias", {y, reshape(e, n.name + ".bias", n.inputs[2], ws1)});
+    finish(e, n, y);
+    return;
+  }
   std::vector<std::string> per_group;
   for (int64_t gi = 0; gi < group; ++gi) {
     std::string xg = xp, wg = n.inputs[1];
@@ -101,22 +123,114 @@ void conv(GraphEditor& e, const Node& n) {
   finish(e, n, y);
 }
 
+// Per output position along one spatial axis, how many of the window's taps fall inside
+// [lo, hi) of the unpadded input's coordinates.
+std::vector<double> taps_inside(const WindowParams& wp, size_t i, int64_t lo, int64_t hi) {
+  std::vector<double> c;
+  for (int64_t o = 0; o < wp.out[i]; ++o) {
+    int64_t k = 0;
+    for (int64_t t = 0; t < wp.kernel[i]; ++t) {
+      const int64_t p = o * wp.strides[i] - wp.pad_begin[i] + t * wp.dilations[i];
+      k += p >= lo && p < hi;
+    }
+    c.push_back(static_cast<double>(k));
+  }
+  return c;
+}
+
+// MaxPool's Indices output: the flat index into x (spatial axes row-major, or column-major
+// with storage_order = 1) of each window's first maximum, as onnxruntime scans the taps: a tap
+// replaces the running maximum only when strictly greater. Per tap the spatial index is a
+// constant [1, 1, out...]; the (n, c) offset is added at the end.
+void max_pool_with_indices(GraphEditor& e, const Node& n, const WindowParams& wp, const std::vector<std::string>& w) {
+  Graph& g = e.graph();
+  const Shape xs = shape_of(g, n.inputs[0]);
+  const size_t sp = xs.size() - 2;
+  if (numel(xs) > (int64_t{1} << 24))
+    throw UnsupportedError(fmt::format("unsupported: op MaxPool (output Indices of an input over 2^24 elements: not exact in fp32) at node '{}'", n.name));
+  const bool col_major = n.i("storage_order", 0) != 0;
+  std::vector<int64_t> sstride(sp, 1);  // element stride of each spatial axis within one (n, c) plane
+  for (size_t i = 0; i < sp; ++i)
+    for (size_t j = 0; j < sp; ++j)
+      if (col_major ? j < i : j > i) sstride[i] *= xs[2 + j];
+  Shape ps = {1, 1};
+  ps.insert(ps.end(), wp.out.begin(), wp.out.end());
+  const int64_t P = numel(ps);
+  auto tap_index = [&](int64_t k) {
+    std::vector<int64_t> off(sp);
+    for (int i = static_cast<int>(sp) - 1; i >= 0; --i) { off[i] = k % wp.kernel[i]; k /= wp.kernel[i]; }
+    std::vector<double> v(static_cast<size_t>(P));
+    for (int64_t p = 0; p < P; ++p) {
+      int64_t r = p, flat = 0;
+      for (int i = static_cast<int>(sp) - 1; i >= 0; --i) {
+        const int64_t o = r % wp.out[i];
+        r /= wp.out[i];
+        flat += (o * wp.strides[i] - wp.pad_begin[i] + off[i] * wp.dilations[i]) * sstride[i];
+      }
+      v[p] = static_cast<double>(flat);
+    }
+    return e.constant(n.name + ".tap_index", ps, v, ElemType::Int64);
+  };
+  std::string acc = w[0], idx = tap_index(0);
+  for (size_t k = 1; k < w.size(); ++k) {
+    std::string better = e.add(OpKind::Greater, n.name + ".better", {w[k], acc});
+    acc = e.add(OpKind::Max, n.name, {acc, w[k]});
+    idx = e.add(OpKind::Where, n.name + ".argmax", {better, tap_index(static_cast<int64_t>(k)), idx});
+  }
+  const int64_t plane = numel(Shape(xs.begin() + 2, xs.end()));
+  std::vector<double> base(static_cast<size_t>(xs[0] * xs[1]));
+  for (size_t i = 0; i < base.size(); ++i) base[i] = static_cast<double>(static_cast<int64_t>(i) * plane);
+  Shape bs = {xs[0], xs[1]};
+  for (size_t i = 0; i < sp; ++i) bs.push_back(1);
+  idx = e.add(OpKind::Add, n.name + ".index", {idx, e.constant(n.name + ".plane", bs, base, ElemType::Int64)});
+  finish(e, n, acc);
+  e.add(OpKind::Reshape, n.name + ".indices", {idx, e.ints(n.name + ".shape", shape_of(g, n.outputs[1]))}, {}, n.outputs[1]);
+}
+
 void pool(GraphEditor& e, const Node& n) {
   Graph& g = e.graph();
   const Shape xs = shape_of(g, n.inputs[0]), os = shape_of(g, n.outputs[0]);
   const size_t sp = xs.size() - 2;
   const Shape kernel = n.ints("kernel_shape");
   const bool is_max = n.op == OpKind::MaxPool;
-  if (n.i("storage_order", 0)) throw UnsupportedError(fmt::format("unsupported: op MaxPool (attribute storage_order=1) at node '{}'", n.name));
-  auto pads = n.ints("pads", std::vector<int64_t>(2 * sp, 0));
-  bool padded = std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; });
-  if (!is_max && padded && !n.i("count_include_pad", 0))
-    throw UnsupportedError(fmt::format("unsupported: op AveragePool (attribute count_include_pad=0 with pads) at node '{}'", n.name));
-  std::string xp = pad_spatial(e, n, n.inputs[0], sp, is_max ? -INFINITY : 0.0);
+  const WindowParams wp = window_params(n, xs, kernel);
+  std::string xp = pad_spatial(e, n, n.inputs[0], wp, is_max ? -INFINITY : 0.0);
   auto w = windows(e, n, xp, kernel, os);
+  if (is_max && n.outputs.size() > 1 && !n.outputs[1].empty()) {
+    max_pool_with_indices(e, n, wp, w);
+    return;
+  }
   std::string acc = w[0];
   for (size_t i = 1; i < w.size(); ++i) acc = e.add(is_max ? OpKind::Max : OpKind::Add, n.name, {acc, w[i]});
-  if (!is_max) acc = e.add(OpKind::Mul, n.name + ".mean", {acc, e.constant("inv", {}, {1.0 / static_cast<double>(numel(kernel))})});
+  if (!is_max) {
+    // The divisor per output position: the taps inside the input (count_include_pad = 0) or
+    // inside input + explicit padding (= 1); ceil_mode's extra end padding never counts.
+    const bool include_pad = n.i("count_include_pad", 0) != 0;
+    std::vector<std::vector<double>> per_axis;
+    bool uniform = true;
+    for (size_t i = 0; i < sp; ++i) {
+      const int64_t lo = include_pad ? -wp.pad_begin[i] : 0, hi = xs[2 + i] + (include_pad ? wp.pad_end[i] : 0);
+      per_axis.push_back(taps_inside(wp, i, lo, hi));
+      for (double c : per_axis.back()) uniform &= c == static_cast<double>(wp.kernel[i]);
+    }
+    if (uniform) {
+      acc = e.add(OpKind::Mul, n.name + ".mean", {acc, e.constant("inv", {}, {1.0 / static_cast<double>(numel(kernel))})});
+    } else {
+      Shape cs = {1, 1};
+      cs.insert(cs.end(), wp.out.begin(), wp.out.end());
+      std::vector<double> inv(static_cast<size_t>(numel(cs)), 1.0);
+      for (size_t k = 0; k < inv.size(); ++k) {
+        int64_t r = static_cast<int64_t>(k);
+        double cnt = 1;
+        for (int i = static_cast<int>(sp) - 1; i >= 0; --i) {
+          cnt *= per_axis[i][r % wp.out[i]];
+          r /= wp.out[i];
+        }
+        inv[k] = cnt > 0 ? 1.0 / cnt : NAN;  // a window over padding only: 0/0 as the reference
+      }
+      acc = e.add(OpKind::Mul, n.name + ".mean", {acc, e.constant("inv_count", cs, inv)});
+    }
+  }
   finish(e, n, acc);
 }
 
@@ -159,9 +273,21 @@ void reduce(GraphEditor& e, const Node& n) {
   Shape s = shape_of(e.graph(), xt);
   int64_t kept = 1, red = 1;
   for (int64_t i = 0; i < rank; ++i) (i < rank - static_cast<int64_t>(axes.size()) ? kept : red) *= s[i];
-  // (Reshape's 0 means "copy that axis", so an empty [kept, red] view cannot be written.)
-  if (kept == 0 || red == 0)
-    throw UnsupportedError(fmt::format("unsupported: op {} (zero-size input) at node '{}'", op_name(n.op), n.name));
+  // An empty input: the result does not depend on it. Reducing an empty set gives the
+  // reduction's identity (ONNX 18: 0 for ReduceSum, -inf / +inf for ReduceMax / ReduceMin on
+  // floats, NaN = 0/0 for ReduceMean); an empty output has no elements. (Reshape's 0 means
+  // "copy that axis", so an empty [kept, red] view cannot be written for the kernel anyway.)
+  if (kept == 0 || red == 0) {
+    auto& out = e.graph().tensor(n.outputs[0]);
+    const bool boolean = out.type == ElemType::Bool, integral = is_integral(out.type) && !boolean;
+    if (kept != 0 && integral && n.op != OpKind::ReduceSum)
+      throw UnsupportedError(fmt::format("unsupported: op {} (empty reduction of an integer tensor) at node '{}'", op_name(n.op), n.name));
+    // (bool: max of nothing is false, min of nothing true)
+    const double lo = boolean ? 0.0 : -INFINITY, hi = boolean ? 1.0 : INFINITY;
+    const double id = n.op == OpKind::ReduceSum ? 0.0 : n.op == OpKind::ReduceMax ? lo : n.op == OpKind::ReduceMin ? hi : NAN;
+    out.data = std::vector<double>(static_cast<size_t>(numel(out.shape)), id);
+    return;
+  }
   std::string x2 = reshape(e, n.name + ".rows", xt, {kept, red});
   std::vector<int64_t> last = {1};
   std::string r = e.add(n.op, n.name, {x2}, {{"axes", last}, {"keepdims", int64_t{0}}});
@@ -231,11 +357,47 @@ void gather(GraphEditor& e, const Node& n) {
   finish(e, n, y);
 }
 
+// Gather on axis a != 0 with run-time indices: the kernel gathers rows (axis 0), so the axis
+// is moved to the front, gathered, and the index axes moved back to where the axis was.
+void gather_other_axis(GraphEditor& e, const Node& n) {
+  const Shape xs = shape_of(e.graph(), n.inputs[0]), is = shape_of(e.graph(), n.inputs[1]);
+  const int64_t rank = static_cast<int64_t>(xs.size()), q = static_cast<int64_t>(is.size());
+  const int64_t a = normalize_axis(n.i("axis", 0), rank, n.name);
+  std::vector<int64_t> perm = {a};
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != a) perm.push_back(d);
+  std::string xt = transpose(e, n.name + ".axis_first", n.inputs[0], perm);
+  std::string y = e.add(OpKind::Gather, n.name, {xt, n.inputs[1]}, {{"axis", int64_t{0}}});
+  // y is [idx..., x[0..a), x(a..rank)]; the output wants [x[0..a), idx..., x(a..rank)].
+  std::vector<int64_t> back;
+  for (int64_t d = 0; d < a; ++d) back.push_back(q + d);
+  for (int64_t d = 0; d < q; ++d) back.push_back(d);
+  for (int64_t d = q + a; d < q + rank - 1; ++d) back.push_back(d);
+  finish(e, n, transpose(e, n.name + ".axis_back", y, back));
+}
+
+// Parameters computed at run time: (x - mean) * (scale / sqrt(var + eps)) + bias, each
+// per-channel vector reshaped to [C, 1, ...] to broadcast over the spatial axes.
+void batchnorm_runtime(GraphEditor& e, const Node& n) {
+  const Shape xs = shape_of(e.graph(), n.inputs[0]);
+  if (xs.size() < 2) throw ShapeError(fmt::format("node '{}': BatchNormalization needs an input of rank >= 2", n.name));
+  Shape ps = {xs[1]};
+  for (size_t i = 2; i < xs.size(); ++i) ps.push_back(1);
+  auto param = [&](size_t i) { return reshape(e, n.name + ".param", n.inputs[i], ps); };
+  std::string d = e.add(OpKind::Add, n.name + ".eps", {param(4), e.constant("eps", {}, {n.f("epsilon", 1e-5)})});
+  d = e.add(OpKind::Div, n.name + ".scale", {param(1), e.add(OpKind::Sqrt, n.name + ".std", {d})});
+  std::string y = e.add(OpKind::Sub, n.name + ".center", {n.inputs[0], param(3)});
+  y = e.add(OpKind::Mul, n.name + ".norm", {y, d});
+  finish(e, n, e.add(OpKind::Add, n.name + ".shift", {y, param(2)}));
+}
+
 void batchnorm(GraphEditor& e, const Node& n) {
   Graph& g = e.graph();
   for (size_t i = 1; i < 5; ++i)
-    if (!g.is_const(n.inputs[i]))
-      throw UnsupportedError(fmt::format("unsupported: op BatchNormalization (input '{}' computed at run time) at node '{}'", n.inputs[i], n.name));
+    if (!g.is_const(n.inputs[i])) {
+      batchnorm_runtime(e, n);
+      return;
+    }
   const auto &sc = *g.tensor(n.inputs[1]).data, &b = *g.tensor(n.inputs[2]).data, &m = *g.tensor(n.inputs[3]).data, &v = *g.tensor(n.inputs[4]).data;
   double eps = n.f("epsilon", 1e-5);
   const Shape xs = shape_of(g, n.inputs[0]);
@@ -281,9 +443,10 @@ void clip(GraphEditor& e, const Node& n) {
   finish(e, n, y);
 }
 
-}  // namespace
+}  // namespace decomp
 
 void decompose(Graph& g) {
+  using namespace decomp;
   GraphEditor e(g);
   std::vector<Node> old = std::move(g.nodes);
   g.nodes.clear();
@@ -327,6 +490,10 @@ void decompose(Graph& g) {
         break;
       }
       case OpKind::LayerNormalization: {
+        if ((n.outputs.size() > 1 && !n.outputs[1].empty()) || (n.outputs.size() > 2 && !n.outputs[2].empty())) {
+          layernorm_with_stats(e, n);
+          break;
+        }
         bool plain = shape_of(g, n.inputs[0]).size() == 2 && normalize_axis(n.i("axis", -1), 2, n.name) == 1 &&
                      n.inputs.size() == 3 && !n.inputs[2].empty() && shape_of(g, n.inputs[1]).size() == 1 &&
                      shape_of(g, n.inputs[2]).size() == 1;
@@ -337,17 +504,37 @@ void decompose(Graph& g) {
       case OpKind::Clip: clip(e, n); break;
       case OpKind::Max:
       case OpKind::Min:
-        if (n.inputs.size() == 2) {
-          e.nodes().push_back(n);
-        } else {  // variadic: a chain of binary ops (one input: a copy)
-          std::string y = n.inputs[0];
-          for (size_t i = 1; i < n.inputs.size(); ++i) y = e.add(n.op, n.name, {y, n.inputs[i]});
-          if (n.inputs.size() == 1) y = e.add(OpKind::Expand, n.name, {y, e.ints("shape", shape_of(g, y))});
-          finish(e, n, y);
-        }
+        if (n.inputs.size() == 2) e.nodes().push_back(n);
+        else variadic(e, n);
         break;
+      case OpKind::Sum:
+      case OpKind::Mean: variadic(e, n); break;
+      case OpKind::Dropout: dropout(e, n); break;
+      case OpKind::Elu:
+      case OpKind::Selu:
+      case OpKind::Celu:
+      case OpKind::ThresholdedRelu:
+      case OpKind::Softsign:
+      case OpKind::Shrink:
+      case OpKind::PRelu: activation(e, n); break;
+      case OpKind::Tile: tile(e, n); break;
+      case OpKind::Slice: {
+        const auto sr = slice_ranges(g, n, shape_of(g, n.inputs[0]));
+        if (std::any_of(sr.begin(), sr.end(), [](const SliceRange& r) { return r.step < 0; })) slice_reversed(e, n);
+        else e.nodes().push_back(n);
+        break;
+      }
+      case OpKind::Pad: {
+        const PadParams p = pad_params(g, n, shape_of(g, n.inputs[0]));
+        if (p.mode != "constant" || p.value_at_run_time) pad(e, n);
+        else e.nodes().push_back(n);
+        break;
+      }
+      case OpKind::LRN: lrn(e, n); break;
+      case OpKind::GatherElements: gather_elements(e, n); break;
       case OpKind::Gather:
         if (g.is_const(n.inputs[1]) && !g.is_const(n.inputs[0]) && numel(shape_of(g, n.inputs[1])) <= 64) gather(e, n);
+        else if (normalize_axis(n.i("axis", 0), static_cast<int64_t>(shape_of(g, n.inputs[0]).size()), n.name) != 0) gather_other_axis(e, n);
         else e.nodes().push_back(n);
         break;
       default: e.nodes().push_back(n);

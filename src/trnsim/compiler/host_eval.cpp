@@ -78,6 +78,21 @@ double eval_unary(OpKind k, double x, const Node& n) {
     case OpKind::IsNaN: return std::isnan(x) ? 1 : 0;
     case OpKind::Floor: return std::floor(x);
     case OpKind::Ceil: return std::ceil(x);
+    case OpKind::Round: return std::nearbyint(x);  // default rounding mode: halves to even
+    case OpKind::Elu: return x > 0 ? x : n.f("alpha", 1.0) * std::expm1(x);
+    case OpKind::Selu:
+      return n.f("gamma", 1.05070102214813232421875) * (x > 0 ? x : n.f("alpha", 1.67326319217681884765625) * std::expm1(x));
+    case OpKind::Celu: {
+      const double a = n.f("alpha", 1.0);
+      return std::max(0.0, x) + std::min(0.0, a * std::expm1(x / a));
+    }
+    case OpKind::ThresholdedRelu: return x > n.f("alpha", 1.0) ? x : 0;
+    case OpKind::Softsign: return x / (1 + std::fabs(x));
+    case OpKind::Shrink: {
+      const double l = n.f("lambd", 0.5), b = n.f("bias", 0.0);
+      return x < -l ? x + b : x > l ? x - b : 0;
+    }
+    case OpKind::Dropout:  // inference: the identity (shape inference refused training mode)
     case OpKind::Identity:
     case OpKind::CastLike:
     case OpKind::Cast: return x;
@@ -91,7 +106,10 @@ double eval_unary(OpKind k, double x, const Node& n) {
 
 double eval_binary(OpKind k, double a, double b, bool integral) {
   switch (k) {
-    case OpKind::Add: return a + b;
+    case OpKind::Add:
+    case OpKind::Sum:
+    case OpKind::Mean: return a + b;  // Mean: divided by the input count afterwards
+    case OpKind::PRelu: return a < 0 ? a * b : a;
     case OpKind::Sub: return a - b;
     case OpKind::Mul: return a * b;
     case OpKind::Div: return integral ? (b == 0 ? 0 : std::trunc(a / b)) : a / b;
@@ -144,7 +162,7 @@ void host_eval(Graph& g, const Node& n) {
       else {
         double v = data(g, n.inputs[0])[off[0]];
         for (size_t k = 1; k < n.inputs.size(); ++k) v = eval_binary(n.op, v, data(g, n.inputs[k])[off[k]], integral);
-        r[i] = v;
+        r[i] = n.op == OpKind::Mean ? v / static_cast<double>(n.inputs.size()) : v;
       }
     });
   } else if (cls == OpClass::Unary) {
@@ -211,12 +229,26 @@ void host_eval(Graph& g, const Node& n) {
         const Shape& xs = ishape(0);
         const int64_t rank = static_cast<int64_t>(xs.size());
         if (n.op == OpKind::Pad) {
-          auto p = pad_params(g, n, rank);
+          auto p = pad_params(g, n, xs);
+          const auto& x = data(g, n.inputs[0]);
+          if (p.mode != "constant") {  // every output element reads the input element pad_source maps it to
+            auto xst = row_major_strides(xs);
+            std::vector<int64_t> idx(rank, 0);
+            for (size_t i = 0; i < r.size(); ++i) {
+              int64_t rem = static_cast<int64_t>(i), off = 0;
+              for (int64_t a = rank - 1; a >= 0; --a) {
+                idx[a] = rem % os[a];
+                rem /= os[a];
+                off += pad_source(p.mode, idx[a] - p.begin[a], xs[a]) * xst[a];
+              }
+              r[i] = x[off];
+            }
+            break;
+          }
           std::fill(r.begin(), r.end(), p.value);
           auto ost = row_major_strides(os);
           int64_t base = 0;
           for (int64_t a = 0; a < rank; ++a) base += p.begin[a] * ost[a];
-          const auto& x = data(g, n.inputs[0]);
           for_each_index(xs, {ost}, [&](int64_t i, const std::vector<int64_t>& off) { r[base + off[0]] = x[i]; });
         } else if (n.op == OpKind::Concat) {
           int64_t a = normalize_axis(n.i("axis", 0), rank, n.name);
@@ -256,6 +288,20 @@ void host_eval(Graph& g, const Node& n) {
             t.data = std::move(v);
           }
           return;
+        }
+        break;
+      }
+      case OpKind::Tile: {  // out index i reads the input at i mod the input's size, per axis
+        const Shape& xs = ishape(0);
+        const auto& x = data(g, n.inputs[0]);
+        auto xst = row_major_strides(xs);
+        for (size_t i = 0; i < r.size(); ++i) {
+          int64_t rem = static_cast<int64_t>(i), off = 0;
+          for (int64_t a = static_cast<int64_t>(os.size()) - 1; a >= 0; --a) {
+            off += (rem % os[a]) % xs[a] * xst[a];
+            rem /= os[a];
+          }
+          r[i] = x[off];
         }
         break;
       }
@@ -309,6 +355,10 @@ void host_eval(Graph& g, const Node& n) {
       default:
         throw UnsupportedError(fmt::format("unsupported: op {} (host evaluation) at node '{}'", op_name(n.op), n.name));
     }
+  }
+  if (n.op == OpKind::Dropout && n.outputs.size() > 1 && !n.outputs[1].empty()) {
+    auto& mask = g.tensor(n.outputs[1]);  // inference: every element kept
+    mask.data = std::vector<double>(static_cast<size_t>(numel(mask.shape)), 1.0);
   }
   if (is_narrow_float(out.type) && (n.op == OpKind::Cast || n.op == OpKind::CastLike) && n.i("saturate", 1) == 0) {
     const auto dt = narrow_dtype(out.type);  // saturate=0: the format's own overflow rule

@@ -45,6 +45,7 @@ struct LowerCtx {
   const Graph& g;
   const Node& n;
   DType matmul_dtype;  // TensorE operand dtype of the policy (fp32, bf16 or fp8)
+  int cores = 1;       // NeuronCores of the node's builder (the core-split pass's `cores`)
 
   // The segment's HBM tensor for an IR tensor: declared on first use, as an input unless it is
   // one of the node's outputs.

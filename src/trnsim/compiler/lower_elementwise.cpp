@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "trnsim/common/error.h"
+#include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/op_params.h"
 #include "trnsim/compiler/shape_util.h"
 #include "trnsim/numerics/convert.h"
@@ -75,6 +76,42 @@ void truncate(KernelBuilder& kb, const View& out, const View& in, const View& tm
   kb.tensor_tensor(out, in, tmp, AluOp::Sub);
 }
 
+void round_finite(KernelBuilder& kb, OpKind op, const View& out, const View& x, const View& tmp, const View* t2);
+
+// Floor / Ceil / Round (halves to even) from fmod, exact for every finite float: t = x -
+// fmod(x, 1) is x truncated toward zero (exact: both are floats and t is an integer); floor
+// steps t down where it lies above x, ceil up where below. `out`, `tmp`, `t2` and `x` are
+// distinct tiles (x is only read). Where |x| >= 2^23 (every such float is an integer), +-inf
+// (fmod(inf, 1) is NaN) and NaN, the result is x itself.
+void round_integral(KernelBuilder& kb, OpKind op, const View& out, const View& x, const View& tmp, const View* t2) {
+  round_finite(kb, op, out, x, tmp, t2);
+  kb.tensor_scalar(tmp, x, AluOp::AbsMax, 0.0f, AluOp::IsLt, 0x1p23f);  // 0 for NaN too
+  kb.select(out, tmp, out, x);
+}
+
+void round_finite(KernelBuilder& kb, OpKind op, const View& out, const View& x, const View& tmp, const View* t2) {
+  kb.tensor_scalar(tmp, x, AluOp::Mod, 1.0f);
+  kb.tensor_tensor(out, x, tmp, AluOp::Sub);  // trunc(x)
+  if (op == OpKind::Ceil) {
+    kb.tensor_tensor(tmp, out, x, AluOp::IsLt);
+    kb.tensor_tensor(out, out, tmp, AluOp::Add);
+    return;
+  }
+  kb.tensor_tensor(tmp, out, x, AluOp::IsGt);
+  kb.tensor_tensor(out, out, tmp, AluOp::Sub);  // floor(x)
+  if (op != OpKind::Round) return;
+  // d = x - floor(x) in [0, 1) (exact). Round up when d > 0.5, or d == 0.5 and floor(x) is odd:
+  // (d - 0.5) + 2^-40 * |fmod(floor, 2)| > 0. d - 0.5 is exact and, when not 0, at least 2^-25
+  // in magnitude (d's spacing near 0.5), so the 2^-40 only decides the exact tie.
+  kb.tensor_tensor(tmp, x, out, AluOp::Sub);
+  kb.tensor_scalar(tmp, tmp, AluOp::Sub, 0.5f);
+  kb.tensor_scalar(*t2, out, AluOp::Mod, 2.0f, AluOp::AbsMax, 0.0f);
+  kb.tensor_scalar(*t2, *t2, AluOp::Mul, 0x1p-40f);
+  kb.tensor_tensor(tmp, tmp, *t2, AluOp::Add);
+  kb.tensor_scalar(tmp, tmp, AluOp::IsGt, 0.0f);
+  kb.tensor_tensor(out, out, tmp, AluOp::Add);
+}
+
 ElemType cast_to(const Node& n, const Graph* g) { return g ? g->tensor(n.outputs[0]).type : ElemType::Float; }
 
 }  // namespace
@@ -128,6 +165,22 @@ void elementwise_kernel(LowerCtx& ctx, const SView& out, const std::vector<SView
   TilePlan p = plan_tiles(all);
   const int64_t w = std::min(p.cols, kMaxCols);
   auto& kb = ctx.kb;
+  // The pieces (outer index, row tile, column range). On several cores (core_split.h) columns
+  // are narrowed until every core has a piece; each element's result does not depend on it.
+  struct Piece {
+    int64_t o;
+    Span rs, cs;
+  };
+  std::vector<Piece> pieces;
+  int64_t tiles_n = 0;
+  for_each_tile(p, w, [&](int64_t, Span, Span) { ++tiles_n; });
+  const int64_t parts = ctx.cores > 1 ? column_parts(tiles_n, w, kMinElementwiseCols, ctx.cores) : 1;
+  for_each_tile(p, w, [&](int64_t o, Span rs, Span cs) {
+    const int64_t k = std::min(parts, cs.size);
+    for (int64_t i = 0; i < k; ++i)
+      pieces.push_back({o, rs, {cs.begin + i * cs.size / k, (i + 1) * cs.size / k - i * cs.size / k}});
+  });
+  for_each_core_share(ctx, static_cast<int64_t>(pieces.size()), [&](int64_t first, int64_t last) {
   std::vector<std::unique_ptr<TileRing>> rings;
   for (size_t i = 0; i < ins.size() + 2; ++i)
     rings.push_back(std::make_unique<TileRing>(kb, isa::Space::SBUF, std::vector<int64_t>{128, w}, DType::F32, 2, ctx.n.name));
@@ -140,7 +193,9 @@ void elementwise_kernel(LowerCtx& ctx, const SView& out, const std::vector<SView
     filled[i] = kb.sbuf_tile({128, w}, DType::F32, ctx.n.name + ".const");
     kb.memset(*filled[i], static_cast<float>((*t.data)[0]));
   }
-  for_each_tile(p, w, [&](int64_t o, Span rs, Span cs) {
+  for (int64_t pi = first; pi < last; ++pi) {
+    const int64_t o = pieces[static_cast<size_t>(pi)].o;
+    const Span rs = pieces[static_cast<size_t>(pi)].rs, cs = pieces[static_cast<size_t>(pi)].cs;
     std::vector<View> tiles;
     for (size_t i = 0; i < ins.size(); ++i) {
       if (filled[i]) {
@@ -155,9 +210,10 @@ void elementwise_kernel(LowerCtx& ctx, const SView& out, const std::vector<SView
     View tmp = kernels::corner(rings[ins.size() + 1]->next(), rs.size, cs.size);
     compute(ot, tiles, tmp);
     kb.store(ctx.view(out, p, 0, o, rs, cs), ot);
-  });
+  }
   for (auto& f : filled)
     if (f) kb.free(*f);
+  });
 }
 
 void copy_kernel(LowerCtx& ctx, const SView& out, const SView& in) {
@@ -219,6 +275,14 @@ void lower_elementwise(LowerCtx& ctx) {
     }
     return;
   }
+  if (n.op == OpKind::Floor || n.op == OpKind::Ceil || n.op == OpKind::Round) {
+    kernels::TileRing extra(ctx.kb, isa::Space::SBUF, {128, kMaxCols}, DType::F32, 2, n.name);
+    elementwise_kernel(ctx, out, {ins[0]}, [&](const View& o, const std::vector<View>& t, const View& tmp) {
+      View t2 = kernels::corner(extra.next(), o.partitions(), o.free_size());
+      round_integral(ctx.kb, n.op, o, t[0], tmp, &t2);
+    });
+    return;
+  }
   elementwise_kernel(ctx, out, ins, [&](const View& o, const std::vector<View>& t, const View& tmp) {
     apply_elementwise(ctx.kb, n, n.op, o, t[0], t.size() > 1 ? &t[1] : nullptr, t.size() > 2 ? &t[2] : nullptr, tmp, integral);
   });
@@ -265,7 +329,8 @@ void lower_movement(LowerCtx& ctx) {
       return;
     }
     case OpKind::Pad: {
-      auto pp = pad_params(g, n, static_cast<int64_t>(xs.size()));
+      auto pp = pad_params(g, n, xs);
+      if (pp.mode != "constant" || pp.value_at_run_time) unsupported(n, "mode " + pp.mode + " or a run-time value reached the lowering");
       const float v = static_cast<float>(pp.value);
       elementwise_kernel(ctx, out, {}, [&](const View& o, const std::vector<View>&, const View&) { ctx.kb.memset(o, v); });
       const auto ost = row_major_strides(os);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "trnsim/common/error.h"
+#include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/lower_elementwise.h"
 #include "trnsim/compiler/shape_util.h"
 
@@ -41,7 +42,9 @@ struct MatmulJob {
   DType dtype = DType::F32;
 };
 
-void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
+// Runs the job split across the node's cores, or with `this_core_only` wholly on the builder's
+// current core (when the caller has split the work itself).
+void matmul_kernel(LowerCtx& ctx, const MatmulJob& j, bool this_core_only = false) {
   auto& kb = ctx.kb;
   const TilePlan pa_rows = plan2(j.a, j.batch, false);  // [M, K]
   const TilePlan pa_t = plan2(j.a, j.batch, true);      // [K, M]
@@ -54,36 +57,65 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
   const bool cache = static_cast<int64_t>(ks.size()) <= kMaxCachedK;
   const int64_t tn = std::min(j.n, kTileN);
 
-  TileRing st(kb, isa::Space::SBUF, {128, 128}, j.dtype, cache ? std::max<int>(2, static_cast<int>(ks.size()) + 1) : 2, ctx.n.name + ".stationary");
-  TileRing araw(kb, isa::Space::SBUF, {128, 128}, j.dtype, 2, ctx.n.name + ".a");
-  TileRing tp(kb, isa::Space::PSUM, {128, 128}, DType::F32, 2, ctx.n.name + ".aT");
-  TileRing mv(kb, isa::Space::SBUF, {128, tn}, j.dtype, 3, ctx.n.name + ".moving");
-  TileRing acc(kb, isa::Space::PSUM, {128, tn}, DType::F32, 2, ctx.n.name + ".acc");
-  TileRing res(kb, isa::Space::SBUF, {128, tn}, DType::F32, 2, ctx.n.name + ".result");
-  TileRing opr(kb, isa::Space::SBUF, {128, tn}, DType::F32, 2, ctx.n.name + ".operand");
-  TileRing tmp(kb, isa::Space::SBUF, {128, tn}, DType::F32, 2, ctx.n.name + ".tmp");
-
-  auto stationary = [&](int64_t bi, Span mt, Span kt) {
-    View s = kernels::corner(st.next(), kt.size, mt.size);
-    if (a_rows) {
-      View a = kernels::corner(araw.next(), mt.size, kt.size);
-      kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, kt));
-      View t = kernels::corner(tp.next(), kt.size, mt.size);
-      kb.transpose(t, a);
-      kb.copy(s, t);
-    } else {
-      kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt));
-    }
-    return s;
+  // The pieces of work the node's cores share (core_split.h): (batch, row tile, column range).
+  // Column ranges only when there are fewer row tiles than cores; every piece keeps the whole
+  // K reduction, so the result does not depend on the split.
+  struct Piece {
+    int64_t bi;
+    Span mt, cols;
   };
-
   const int64_t nb = numel(j.batch);
-  for (int64_t bi = 0; bi < nb; ++bi) {
-    for (const Span& mt : kernels::split(j.m, 128)) {
-      std::vector<View> cached;
-      if (cache)
+  const auto mtiles = kernels::split(j.m, 128);
+  const int64_t row_units = nb * static_cast<int64_t>(mtiles.size());
+  int64_t parts = 1;
+  if (row_units < ctx.cores && !this_core_only)
+    parts = column_parts(row_units, j.n, kMinColsPerCore, ctx.cores);
+  std::vector<Piece> pieces;
+  for (int64_t bi = 0; bi < nb; ++bi)
+    for (const Span& mt : mtiles)
+      for (int64_t p = 0; p < parts; ++p) {
+        const int64_t c0 = p * j.n / parts, c1 = (p + 1) * j.n / parts;
+        pieces.push_back({bi, mt, {c0, c1 - c0}});
+      }
+
+  auto run = [&](int64_t first, int64_t last) {
+    TileRing st(kb, isa::Space::SBUF, {128, 128}, j.dtype, cache ? std::max<int>(2, static_cast<int>(ks.size()) + 1) : 2, ctx.n.name + ".stationary");
+    TileRing araw(kb, isa::Space::SBUF, {128, 128}, j.dtype, 2, ctx.n.name + ".a");
+    TileRing tp(kb, isa::Space::PSUM, {128, 128}, DType::F32, 2, ctx.n.name + ".aT");
+    TileRing mv(kb, isa::Space::SBUF, {128, tn}, j.dtype, 3, ctx.n.name + ".moving");
+    TileRing acc(kb, isa::Space::PSUM, {128, tn}, DType::F32, 2, ctx.n.name + ".acc");
+    TileRing res(kb, isa::Space::SBUF, {128, tn}, DType::F32, 2, ctx.n.name + ".result");
+    TileRing opr(kb, isa::Space::SBUF, {128, tn}, DType::F32, 2, ctx.n.name + ".operand");
+    TileRing tmp(kb, isa::Space::SBUF, {128, tn}, DType::F32, 2, ctx.n.name + ".tmp");
+
+    auto stationary = [&](int64_t bi, Span mt, Span kt) {
+      View s = kernels::corner(st.next(), kt.size, mt.size);
+      if (a_rows) {
+        View a = kernels::corner(araw.next(), mt.size, kt.size);
+        kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, kt));
+        View t = kernels::corner(tp.next(), kt.size, mt.size);
+        kb.transpose(t, a);
+        kb.copy(s, t);
+      } else {
+        kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt));
+      }
+      return s;
+    };
+
+    std::vector<View> cached;
+    int64_t cached_bi = -1, cached_m = -1;
+    for (int64_t pi = first; pi < last; ++pi) {
+      const Piece& pc = pieces[static_cast<size_t>(pi)];
+      const int64_t bi = pc.bi;
+      const Span mt = pc.mt;
+      if (cache && (bi != cached_bi || mt.begin != cached_m)) {
+        cached.clear();
         for (const Span& kt : ks) cached.push_back(stationary(bi, mt, kt));
-      for (const Span& nt : kernels::split(j.n, tn)) {
+        cached_bi = bi;
+        cached_m = mt.begin;
+      }
+      for (const Span& ntl : kernels::split(pc.cols.size, tn)) {
+        const Span nt{pc.cols.begin + ntl.begin, ntl.size};
         View ps = kernels::corner(acc.next(), mt.size, nt.size);
         for (size_t ki = 0; ki < ks.size(); ++ki) {
           View s = cache ? cached[ki] : stationary(bi, mt, ks[ki]);
@@ -108,7 +140,9 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
         kb.store(ctx.view(j.out, po, 0, bi, mt, nt), r);
       }
     }
-  }
+  };
+  if (this_core_only) run(0, static_cast<int64_t>(pieces.size()));
+  else for_each_core_share(ctx, static_cast<int64_t>(pieces.size()), run);
 }
 
 }  // namespace
@@ -155,52 +189,101 @@ void lower_gather(LowerCtx& ctx) {
   const int64_t V = ds[0], D = numel(ds) / std::max<int64_t>(V, 1), T = numel(g.tensor(n.inputs[1]).shape);
   if (T == 0 || D == 0) return;
   auto& kb = ctx.kb;
-  // onehotT[v, t] = (idx[t] (+V if negative) == v), built 128 rows of v at a time.
+  // onehotT[v, t] = (idx[t] (+V if negative) == v), built 128 rows of v at a time. The
+  // vocabulary is divided among the node's cores (core_split.h): each builds its rows of
+  // onehotT and multiplies them with its rows of the table into a partial [T, D]; core 0 adds
+  // the partials. Only one partial holds a nonzero term per element, so the sum is exact and
+  // equal to the one-core result.
   kernels::Tensor oh = ctx.scratch("onehotT", V * T);
+  const std::string ohname = n.name + ".onehotT";
+  ctx.tensors.emplace(ohname, oh);
   const kernels::Tensor& idx = ctx.hbm(n.inputs[1]);
   const int64_t w = std::min<int64_t>(T, 2048);
-  TileRing ir(kb, isa::Space::SBUF, {128, w}, DType::F32, 2, n.name + ".idx");
-  TileRing io(kb, isa::Space::SBUF, {128, w}, DType::F32, 2, n.name + ".iota");
-  TileRing tr(kb, isa::Space::SBUF, {128, w}, DType::F32, 2, n.name + ".tmp");
-  for (const Span& vt : kernels::split(V, 128))
-    for (const Span& tt : kernels::split(T, w)) {
-      View it = kernels::corner(ir.next(), vt.size, tt.size);
-      isa::AccessPattern ap = idx.ap();
-      ap.offset = tt.begin * ap.element_bytes();
-      ap.partitions = static_cast<uint16_t>(vt.size);
-      ap.partition_stride = 0;  // every partition reads the same indices
-      ap.ndims = 1;
-      ap.dims = {};
-      ap.dims[0] = {1, static_cast<int32_t>(tt.size)};
-      kb.load(it, View(ap, {vt.size, tt.size}, idx.buffer()));
-      View t = kernels::corner(tr.next(), vt.size, tt.size);
-      kb.tensor_scalar(t, it, AluOp::IsLt, 0.0f, AluOp::Mul, static_cast<float>(V));
-      kb.tensor_tensor(it, it, t, AluOp::Add);
-      View iv = kernels::corner(io.next(), vt.size, tt.size);
-      kb.iota(iv, static_cast<int32_t>(vt.begin), 1, {0});
-      kb.tensor_tensor(t, it, iv, AluOp::IsEqual);
-      isa::AccessPattern o = oh.ap();
-      o.offset = (vt.begin * T + tt.begin) * o.element_bytes();
-      o.partitions = static_cast<uint16_t>(vt.size);
-      o.partition_stride = T;
-      o.ndims = 1;
-      o.dims = {};
-      o.dims[0] = {1, static_cast<int32_t>(tt.size)};
-      kb.store(View(o, {vt.size, tt.size}, oh.buffer()), t);
+  const int64_t vtiles = (V + 127) / 128;
+  std::vector<std::string> partials;
+  for_each_core_share(ctx, vtiles, [&](int64_t first, int64_t last) {
+    const int64_t v0 = first * 128, v1 = std::min(V, last * 128);
+    if (v0 >= v1) return;
+    // (The rings stay allocated through the matmul: freeing them first would make its tiles
+    // wait for their last readers.)
+    TileRing ir(kb, isa::Space::SBUF, {128, w}, DType::F32, 2, n.name + ".idx");
+    TileRing io(kb, isa::Space::SBUF, {128, w}, DType::F32, 2, n.name + ".iota");
+    TileRing tr(kb, isa::Space::SBUF, {128, w}, DType::F32, 2, n.name + ".tmp");
+    for (const Span& vl : kernels::split(v1 - v0, 128)) {
+      const Span vt{v0 + vl.begin, vl.size};
+      for (const Span& tt : kernels::split(T, w)) {
+        View it = kernels::corner(ir.next(), vt.size, tt.size);
+        isa::AccessPattern ap = idx.ap();
+        ap.offset = tt.begin * ap.element_bytes();
+        ap.partitions = static_cast<uint16_t>(vt.size);
+        ap.partition_stride = 0;  // every partition reads the same indices
+        ap.ndims = 1;
+        ap.dims = {};
+        ap.dims[0] = {1, static_cast<int32_t>(tt.size)};
+        kb.load(it, View(ap, {vt.size, tt.size}, idx.buffer()));
+        View t = kernels::corner(tr.next(), vt.size, tt.size);
+        kb.tensor_scalar(t, it, AluOp::IsLt, 0.0f, AluOp::Mul, static_cast<float>(V));
+        kb.tensor_tensor(it, it, t, AluOp::Add);
+        View iv = kernels::corner(io.next(), vt.size, tt.size);
+        kb.iota(iv, static_cast<int32_t>(vt.begin), 1, {0});
+        kb.tensor_tensor(t, it, iv, AluOp::IsEqual);
+        isa::AccessPattern o = oh.ap();
+        o.offset = (vt.begin * T + tt.begin) * o.element_bytes();
+        o.partitions = static_cast<uint16_t>(vt.size);
+        o.partition_stride = T;
+        o.ndims = 1;
+        o.dims = {};
+        o.dims[0] = {1, static_cast<int32_t>(tt.size)};
+        kb.store(View(o, {vt.size, tt.size}, oh.buffer()), t);
+      }
     }
-  // out[T, D] = onehot[T, V] @ data[V, D]; the one-hot matrix is stored K-major already.
-  MatmulJob j;
-  j.m = T;
-  j.k = V;
-  j.n = D;
-  // Selection is exact in any dtype that holds the table's values; fp32 under the fp32 policy.
-  j.dtype = ctx.matmul_dtype == DType::F32 ? DType::F32 : DType::BF16;
-  std::string ohname = n.name + ".onehotT";
-  ctx.tensors.emplace(ohname, oh);
-  j.a = SView{ohname, 0, {T, V}, {1, T}};
-  j.b = row_major(n.inputs[0], {V, D});
-  j.out = row_major(n.outputs[0], {T, D});
-  matmul_kernel(ctx, j);
+    // out[T, D] (or this core's partial) = onehot[T, v0:v1] @ data[v0:v1, D]; the one-hot
+    // matrix is stored K-major already.
+    MatmulJob j;
+    j.m = T;
+    j.k = v1 - v0;
+    j.n = D;
+    // Selection is exact in any dtype that holds the table's values; fp32 under the fp32 policy.
+    j.dtype = ctx.matmul_dtype == DType::F32 ? DType::F32 : DType::BF16;
+    j.a = SView{ohname, v0 * T, {T, v1 - v0}, {1, T}};
+    j.b = SView{n.inputs[0], v0 * D, {v1 - v0, D}, {D, 1}};
+    std::string out = n.outputs[0];
+    if (ctx.cores > 1 && vtiles > 1) {
+      out = fmt::format("{}.partial{}", n.name, partials.size());
+      ctx.tensors.emplace(out, ctx.scratch(fmt::format("partial{}", partials.size()), T * D));
+      partials.push_back(out);
+    }
+    j.out = row_major(out, {T, D});
+    matmul_kernel(ctx, j, /*this_core_only=*/true);
+  });
+  if (partials.empty()) return;
+  // Core 0 sums the partials, 128 tokens x 512 columns at a time, in core order.
+  const auto& y = ctx.hbm(n.outputs[0]);
+  const int64_t cw = std::min<int64_t>(D, 512);
+  // Rows x cols of a flat [T, D] HBM tensor.
+  auto rows_of = [&](const kernels::Tensor& t, Span rows, Span cols) {
+    isa::AccessPattern ap = t.ap();
+    ap.offset = (rows.begin * D + cols.begin) * ap.element_bytes();
+    ap.partitions = static_cast<uint16_t>(rows.size);
+    ap.partition_stride = D;
+    ap.ndims = 1;
+    ap.dims = {};
+    ap.dims[0] = {1, static_cast<int32_t>(cols.size)};
+    return View(ap, {rows.size, cols.size}, t.buffer());
+  };
+  TileRing acc(kb, isa::Space::SBUF, {128, cw}, DType::F32, 2, n.name + ".sum");
+  TileRing part(kb, isa::Space::SBUF, {128, cw}, DType::F32, 3, n.name + ".partial");
+  for (const Span& tt : kernels::split(T, 128))
+    for (const Span& ct : kernels::split(D, cw)) {
+      View a = kernels::corner(acc.next(), tt.size, ct.size);
+      kb.load(a, rows_of(ctx.tensors.at(partials[0]), tt, ct));
+      for (size_t c = 1; c < partials.size(); ++c) {
+        View p = kernels::corner(part.next(), tt.size, ct.size);
+        kb.load(p, rows_of(ctx.tensors.at(partials[c]), tt, ct));
+        kb.tensor_tensor(a, a, p, AluOp::Add);
+      }
+      kb.store(rows_of(y, tt, ct), a);
+    }
 }
 
 }  // namespace trnsim::compiler

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "trnsim/common/error.h"
+#include "trnsim/compiler/core_split.h"
 #include "trnsim/kernels/layernorm.h"
 #include "trnsim/kernels/softmax.h"
 
@@ -19,6 +21,21 @@ std::pair<int64_t, int64_t> rows_cols(const Shape& s) {
   int64_t cols = s.empty() ? 1 : s.back();
   return {numel(s) / std::max<int64_t>(cols, 1), cols};
 }
+
+// Rows [begin, end) of a [rows, cols] HBM tensor, as a tensor of its own for a library kernel.
+kernels::Tensor row_block(const kernels::Tensor& t, int64_t begin, int64_t end) {
+  return kernels::Tensor(t.slice({{begin, end}}), t.id(), t.name());
+}
+
+// Calls f(x rows, y rows) per core on its share of 128-row tiles (core_split.h).
+void split_rows(LowerCtx& ctx, int64_t rows, const kernels::Tensor& x, const kernels::Tensor& y,
+                const std::function<void(const kernels::Tensor&, const kernels::Tensor&)>& f) {
+  const int64_t tiles = (rows + 127) / 128;
+  for_each_core_share(ctx, tiles, [&](int64_t b, int64_t e) {
+    const int64_t r0 = b * 128, r1 = std::min(rows, e * 128);
+    if (r0 < r1) f(row_block(x, r0, r1), row_block(y, r0, r1));
+  });
+}
 }  // namespace
 
 void lower_softmax(LowerCtx& ctx) {
@@ -26,7 +43,7 @@ void lower_softmax(LowerCtx& ctx) {
   if (rows * cols == 0) return;
   const auto& x = ctx.hbm_shaped(ctx.n.inputs[0], {rows, cols});
   const auto& y = ctx.hbm_shaped(ctx.n.outputs[0], {rows, cols});
-  kernels::softmax(ctx.kb, x, y);
+  split_rows(ctx, rows, x, y, [&](const kernels::Tensor& xs, const kernels::Tensor& ys) { kernels::softmax(ctx.kb, xs, ys); });
 }
 
 void lower_layernorm(LowerCtx& ctx) {
@@ -36,7 +53,10 @@ void lower_layernorm(LowerCtx& ctx) {
   const auto& gamma = ctx.hbm_shaped(ctx.n.inputs[1], {cols});
   const auto& beta = ctx.hbm_shaped(ctx.n.inputs[2], {cols});
   const auto& y = ctx.hbm_shaped(ctx.n.outputs[0], {rows, cols});
-  kernels::layernorm(ctx.kb, x, gamma, beta, y, static_cast<float>(ctx.n.f("epsilon", 1e-5)));
+  const float eps = static_cast<float>(ctx.n.f("epsilon", 1e-5));
+  split_rows(ctx, rows, x, y, [&](const kernels::Tensor& xs, const kernels::Tensor& ys) {
+    kernels::layernorm(ctx.kb, xs, gamma, beta, ys, eps);
+  });
 }
 
 void lower_reduce(LowerCtx& ctx) {

@@ -115,11 +115,14 @@ std::vector<int64_t> squeeze_axes(const Graph& g, const Node& n, const Shape& in
 }
 
 PadParams pad_params(const Graph& g, const Node& n, int64_t rank) {
-  std::string mode = n.s("mode", "constant");
-  if (mode != "constant") throw UnsupportedError(fmt::format("unsupported: op Pad (attribute mode={}) at node '{}'", mode, n.name));
-  std::vector<int64_t> pads = n.has("pads") ? n.ints("pads") : const_ints(g, n, 1);
   PadParams p;
-  p.value = n.has("value") ? n.f("value", 0) : const_scalar(g, n, 2, 0.0);
+  p.mode = n.s("mode", "constant");
+  if (p.mode != "constant" && p.mode != "edge" && p.mode != "reflect" && p.mode != "wrap")
+    throw UnsupportedError(fmt::format("unsupported: op Pad (attribute mode = {}) at node '{}'", p.mode, n.name));
+  std::vector<int64_t> pads = n.has("pads") ? n.ints("pads") : const_ints(g, n, 1);
+  if (n.has("value")) p.value = n.f("value", 0);
+  else if (n.inputs.size() > 2 && !n.inputs[2].empty() && !g.is_const(n.inputs[2])) p.value_at_run_time = true;
+  else p.value = const_scalar(g, n, 2, 0.0);
   std::vector<int64_t> axes;
   if (n.inputs.size() > 3 && !n.inputs[3].empty()) axes = const_ints(g, n, 3);
   else for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
@@ -136,6 +139,27 @@ PadParams pad_params(const Graph& g, const Node& n, int64_t rank) {
   return p;
 }
 
+PadParams pad_params(const Graph& g, const Node& n, const Shape& in) {
+  PadParams p = pad_params(g, n, static_cast<int64_t>(in.size()));
+  for (size_t a = 0; a < in.size(); ++a) {
+    if (p.mode == "reflect" && (p.begin[a] > 0 || p.end[a] > 0) && (p.begin[a] >= in[a] || p.end[a] >= in[a]))
+      throw UnsupportedError(fmt::format("unsupported: op Pad (attribute mode = reflect with pads {}/{} >= axis size {}) at node '{}'",
+                                         p.begin[a], p.end[a], in[a], n.name));
+    if ((p.mode == "edge" || p.mode == "wrap") && (p.begin[a] > 0 || p.end[a] > 0) && in[a] == 0)
+      throw ShapeError(fmt::format("node '{}': Pad mode {} of an empty axis", n.name, p.mode));
+  }
+  return p;
+}
+
+int64_t pad_source(const std::string& mode, int64_t j, int64_t size) {
+  if (j >= 0 && j < size) return j;
+  if (mode == "edge") return j < 0 ? 0 : size - 1;
+  if (mode == "wrap") return ((j % size) + size) % size;
+  // reflect (mirror without repeating the edge), folded until inside for pads < size
+  while (j < 0 || j >= size) j = j < 0 ? -j : 2 * (size - 1) - j;
+  return j;
+}
+
 std::vector<int64_t> split_sizes(const Graph& g, const Node& n, const Shape& in, int64_t axis) {
   std::vector<int64_t> s;
   if (n.has("split")) s = n.ints("split");
@@ -150,6 +174,56 @@ std::vector<int64_t> split_sizes(const Graph& g, const Node& n, const Shape& in,
   if (total != in[axis] || static_cast<int64_t>(s.size()) != parts)
     throw ShapeError(fmt::format("node '{}': split sizes do not add up to axis size {}", n.name, in[axis]));
   return s;
+}
+
+WindowParams window_params(const Node& n, const Shape& x, const std::vector<int64_t>& kernel) {
+  if (x.size() < 3) throw ShapeError(fmt::format("node '{}': {} needs an input of rank >= 3 (N, C, spatial...), got {}", n.name, op_name(n.op), shape_str(x)));
+  const size_t sp = x.size() - 2;
+  WindowParams w;
+  w.kernel = kernel;
+  w.strides = n.ints("strides", std::vector<int64_t>(sp, 1));
+  w.dilations = n.ints("dilations", std::vector<int64_t>(sp, 1));
+  auto pads = n.ints("pads", std::vector<int64_t>(2 * sp, 0));
+  const std::string ap = n.s("auto_pad", "NOTSET");
+  const bool ceil = n.i("ceil_mode", 0) != 0;
+  if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER")
+    throw UnsupportedError(fmt::format("unsupported: op {} (attribute auto_pad = {}) at node '{}'", op_name(n.op), ap, n.name));
+  if (w.strides.size() != sp || w.dilations.size() != sp || pads.size() != 2 * sp || kernel.size() != sp)
+    throw ShapeError(fmt::format("node '{}': strides/dilations/pads/kernel do not match {} spatial axes", n.name, sp));
+  for (size_t i = 0; i < sp; ++i) {
+    if (w.strides[i] < 1 || w.dilations[i] < 1 || kernel[i] < 1)
+      throw ShapeError(fmt::format("node '{}': strides, dilations and kernel sizes must be >= 1", n.name));
+    if (pads[i] < 0 || pads[i + sp] < 0)
+      throw UnsupportedError(fmt::format("unsupported: op {} (attribute pads < 0) at node '{}'", op_name(n.op), n.name));
+  }
+  w.pad_begin.assign(sp, 0);
+  w.pad_end.assign(sp, 0);
+  w.extra_end.assign(sp, 0);
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t in = x[2 + i], eff = w.dilations[i] * (kernel[i] - 1) + 1, st = w.strides[i];
+    int64_t o = 0;
+    if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      o = (in + st - 1) / st;  // ceil(in / stride)
+      const int64_t total = std::max<int64_t>(0, (o - 1) * st + eff - in);
+      w.pad_begin[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.pad_end[i] = total - w.pad_begin[i];
+    } else {
+      if (ap == "NOTSET") {
+        w.pad_begin[i] = pads[i];
+        w.pad_end[i] = pads[i + sp];
+      }
+      const int64_t span = in + w.pad_begin[i] + w.pad_end[i] - eff;
+      if (span < 0) throw ShapeError(fmt::format("node '{}': window larger than the padded input", n.name));
+      o = span / st + 1;
+      if (ceil && span % st != 0) {
+        ++o;
+        if ((o - 1) * st >= in + w.pad_begin[i]) --o;  // that window would start in the end padding
+      }
+    }
+    w.extra_end[i] = std::max<int64_t>(0, (o - 1) * st + eff - (in + w.pad_begin[i] + w.pad_end[i]));
+    w.out.push_back(o);
+  }
+  return w;
 }
 
 Shape reshape_target(const Graph& g, const Node& n, const Shape& in) {

@@ -25,6 +25,9 @@ const std::vector<OpInfo>& table() {
       {K::GreaterOrEqual, "GreaterOrEqual", C::Binary, 2, 2, {}},
       {K::And, "And", C::Binary, 2, 2, {}},
       {K::Or, "Or", C::Binary, 2, 2, {}},
+      {K::Sum, "Sum", C::Binary, 1, 64, {}},
+      {K::Mean, "Mean", C::Binary, 1, 64, {}},
+      {K::PRelu, "PRelu", C::Binary, 2, 2, {}},
       {K::Neg, "Neg", C::Unary, 1, 1, {}},
       {K::Abs, "Abs", C::Unary, 1, 1, {}},
       {K::Sqrt, "Sqrt", C::Unary, 1, 1, {}},
@@ -43,7 +46,17 @@ const std::vector<OpInfo>& table() {
       {K::Not, "Not", C::Unary, 1, 1, {}},
       {K::Floor, "Floor", C::Unary, 1, 1, {}},
       {K::Ceil, "Ceil", C::Unary, 1, 1, {}},
+      {K::Round, "Round", C::Unary, 1, 1, {}},
       {K::Identity, "Identity", C::Unary, 1, 1, {}},
+      // Inference only: the output is the input, the optional mask all true (opset 7-11: ratio
+      // attribute; 12+: ratio and training_mode inputs, seed attribute).
+      {K::Dropout, "Dropout", C::Unary, 1, 3, {"ratio", "seed"}},
+      {K::Elu, "Elu", C::Unary, 1, 1, {"alpha"}},
+      {K::Selu, "Selu", C::Unary, 1, 1, {"alpha", "gamma"}},
+      {K::Celu, "Celu", C::Unary, 1, 1, {"alpha"}},
+      {K::ThresholdedRelu, "ThresholdedRelu", C::Unary, 1, 1, {"alpha"}},
+      {K::Softsign, "Softsign", C::Unary, 1, 1, {}},
+      {K::Shrink, "Shrink", C::Unary, 1, 1, {"bias", "lambd"}},
       {K::Cast, "Cast", C::Unary, 1, 1, {"to", "saturate"}},
       {K::LeakyRelu, "LeakyRelu", C::Unary, 1, 1, {"alpha"}},
       {K::Clip, "Clip", C::Unary, 1, 3, {"min", "max"}},
@@ -66,6 +79,8 @@ const std::vector<OpInfo>& table() {
       {K::MaxPool, "MaxPool", C::Compute, 1, 1, {"kernel_shape", "pads", "strides", "auto_pad", "ceil_mode", "dilations", "storage_order"}},
       {K::AveragePool, "AveragePool", C::Compute, 1, 1, {"kernel_shape", "pads", "strides", "auto_pad", "ceil_mode", "count_include_pad", "dilations"}},
       {K::BatchNormalization, "BatchNormalization", C::Compute, 5, 5, {"epsilon", "momentum", "training_mode"}},
+      {K::LRN, "LRN", C::Compute, 1, 1, {"alpha", "beta", "bias", "size"}},
+      {K::FusedAttention, "FusedAttention", C::Compute, 3, 4, {"batch", "dims", "q_strides", "k_strides", "v_strides", "out_strides", "mask_strides", "scale", "fused"}},
       {K::Reshape, "Reshape", C::Movement, 2, 2, {"allowzero"}},
       {K::Flatten, "Flatten", C::Movement, 1, 1, {"axis"}},
       {K::Transpose, "Transpose", C::Movement, 1, 1, {"perm"}},
@@ -83,6 +98,7 @@ const std::vector<OpInfo>& table() {
       {K::Split, "Split", C::Movement, 1, 2, {"axis", "split", "num_outputs"}},
       {K::GatherElements, "GatherElements", C::Movement, 2, 2, {"axis"}},
       {K::Size, "Size", C::Shape, 1, 1, {}},
+      {K::Tile, "Tile", C::Movement, 2, 2, {}},
   };
   return t;
 }
@@ -90,7 +106,7 @@ const std::vector<OpInfo>& table() {
 }  // namespace
 
 // Every enumerator has its row, in enum order (checked once at start-up by op_info's index).
-static_assert(static_cast<int>(OpKind::kCount) == 73, "op table: add the new op's row and update this count");
+static_assert(static_cast<int>(OpKind::kCount) == 87, "op table: add the new op's row and update this count");
 
 const std::vector<OpInfo>& op_table() { return table(); }
 

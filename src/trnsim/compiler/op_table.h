@@ -12,17 +12,19 @@ namespace trnsim::compiler {
 enum class OpKind : uint8_t {
   // element-wise binary (numpy broadcasting)
   Add, Sub, Mul, Div, Pow, Max, Min, Mod, Equal, Less, Greater, LessOrEqual, GreaterOrEqual,
-  And, Or,
+  And, Or, Sum, Mean,  // Sum/Mean (and Max/Min) take 1..n inputs
+  PRelu,
   // element-wise unary
   Neg, Abs, Sqrt, Reciprocal, Exp, Log, Erf, Tanh, Relu, Sigmoid, Gelu, Softplus, Sin, Cos,
-  Sign, Not, Floor, Ceil, Identity, Cast, LeakyRelu, Clip, HardSigmoid, HardSwish, IsNaN, CastLike,
+  Sign, Not, Floor, Ceil, Round, Identity, Dropout, Elu, Selu, Celu, ThresholdedRelu, Softsign, Shrink, Cast, LeakyRelu, Clip, HardSigmoid, HardSwish, IsNaN, CastLike,
   Where,
   // compute
   MatMul, Gemm, Conv, LayerNormalization, Softmax, LogSoftmax, ReduceMean, ReduceSum,
-  ReduceMax, ReduceMin, GlobalAveragePool, MaxPool, AveragePool, BatchNormalization,
+  ReduceMax, ReduceMin, GlobalAveragePool, MaxPool, AveragePool, BatchNormalization, LRN,
+  FusedAttention,  // made by the attention-fusion pass (fuse_attention.h), not an ONNX op
   // shape and data movement
   Reshape, Flatten, Transpose, Concat, Slice, Gather, Expand, Unsqueeze, Squeeze, Shape,
-  ConstantOfShape, Constant, Range, Pad, Split, GatherElements, Size,
+  ConstantOfShape, Constant, Range, Pad, Split, GatherElements, Size, Tile,
   kCount
 };
 

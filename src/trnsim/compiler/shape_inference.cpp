@@ -43,27 +43,32 @@ bool is_comparison(OpKind k) {
 }
 
 Shape conv_like_out(const Node& n, const Shape& x, const Shape& kernel, int64_t channels) {
-  size_t sp = x.size() - 2;
-  auto strides = n.ints("strides", std::vector<int64_t>(sp, 1));
-  auto dil = n.ints("dilations", std::vector<int64_t>(sp, 1));
-  auto pads = n.ints("pads", std::vector<int64_t>(2 * sp, 0));
-  std::string ap = n.s("auto_pad", "NOTSET");
-  if (ap != "NOTSET" && ap != "VALID")
-    throw UnsupportedError(fmt::format("unsupported: op {} (attribute auto_pad={}) at node '{}'", op_name(n.op), ap, n.name));
-  if (n.i("ceil_mode", 0)) throw UnsupportedError(fmt::format("unsupported: op {} (attribute ceil_mode=1) at node '{}'", op_name(n.op), n.name));
-  if (strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp || kernel.size() != sp)
-    throw ShapeError(fmt::format("node '{}': strides/dilations/pads/kernel do not match {} spatial axes", n.name, sp));
+  if (n.op == OpKind::Conv && n.i("ceil_mode", 0)) throw UnsupportedError(fmt::format("unsupported: op Conv (attribute ceil_mode = 1) at node '{}'", n.name));
+  auto w = window_params(n, x, kernel);
   Shape out = {x[0], channels};
-  for (size_t i = 0; i < sp; ++i) {
-    int64_t eff = dil[i] * (kernel[i] - 1) + 1;
-    int64_t o = (x[2 + i] + pads[i] + pads[i + sp] - eff) / strides[i] + 1;
-    if (o < 1) throw ShapeError(fmt::format("node '{}': window larger than the padded input", n.name));
-    out.push_back(o);
-  }
+  out.insert(out.end(), w.out.begin(), w.out.end());
   return out;
 }
 
 }  // namespace
+
+void dropout_check(const Graph& g, const Node& n) {
+  // Inference only. Training mode with a non-zero ratio draws a random mask that no reference
+  // can reproduce, so it is refused; training mode with ratio 0 is the identity too.
+  if (n.inputs.size() < 3 || n.inputs[2].empty()) return;
+  if (!g.is_const(n.inputs[2]))
+    throw ConstantRequiredError(fmt::format("unsupported: op Dropout (input training_mode computed at run time; it must be constant) at node '{}'", n.name), {n.inputs[2]});
+  const double training = const_scalar(g, n, 2, 0.0);
+  if (training == 0) return;
+  double ratio = 0.5;
+  if (n.inputs.size() > 1 && !n.inputs[1].empty()) {
+    if (!g.is_const(n.inputs[1]))
+      throw ConstantRequiredError(fmt::format("unsupported: op Dropout (input ratio computed at run time with training_mode = 1) at node '{}'", n.name), {n.inputs[1]});
+    ratio = const_scalar(g, n, 1, 0.5);
+  }
+  if (ratio != 0)
+    throw UnsupportedError(fmt::format("unsupported: op Dropout (attribute training_mode = 1 with ratio = {:g}: random masks) at node '{}'", ratio, n.name));
+}
 
 void bind_inputs(Graph& g, const std::map<std::string, Shape>& shapes,
                  const std::map<std::string, int64_t>& dims, int64_t batch) {
@@ -104,6 +109,12 @@ void infer_node(Graph& g, const Node& n) {
   const ElemType xt = in(0).type;
   const int64_t rank = static_cast<int64_t>(x.size());
   const auto cls = op_info(n.op).cls;
+  if (n.op == OpKind::Dropout) {
+    dropout_check(g, n);
+    set(0, x, xt);
+    if (n.outputs.size() > 1 && !n.outputs[1].empty()) set(1, x, ElemType::Bool);
+    return;
+  }
   if (cls == OpClass::Binary) {
     Shape s = x;
     for (size_t i = 1; i < n.inputs.size(); ++i) s = broadcast_shapes(s, in(i).shape, n.name);
@@ -152,9 +163,11 @@ void infer_node(Graph& g, const Node& n) {
     }
     case OpKind::MaxPool:
     case OpKind::AveragePool: {
-      if (n.outputs.size() > 1 && !n.outputs[1].empty())
-        throw UnsupportedError(fmt::format("unsupported: op {} (output Indices) at node '{}'", op_name(n.op), n.name));
       set(0, conv_like_out(n, x, n.ints("kernel_shape"), x.at(1)), xt);
+      if (n.outputs.size() > 1 && !n.outputs[1].empty()) {
+        if (n.op != OpKind::MaxPool) throw ShapeError(fmt::format("node '{}': AveragePool has one output", n.name));
+        set(1, g.tensor(n.outputs[0]).shape, ElemType::Int64);
+      }
       return;
     }
     case OpKind::GlobalAveragePool: {
@@ -168,11 +181,28 @@ void infer_node(Graph& g, const Node& n) {
       if (n.outputs.size() > 1) throw UnsupportedError(fmt::format("unsupported: op BatchNormalization (running-statistics outputs) at node '{}'", n.name));
       set(0, x, xt);
       return;
-    case OpKind::LayerNormalization:
-      for (size_t o = 1; o < n.outputs.size(); ++o)
-        if (!n.outputs[o].empty()) throw UnsupportedError(fmt::format("unsupported: op LayerNormalization (Mean/InvStdDev outputs) at node '{}'", n.name));
+    case OpKind::LayerNormalization: {
+      // Mean and InvStdDev: the input's shape with the normalised axes kept as 1, in the stash
+      // type (float: the only one ONNX defines).
+      if (n.i("stash_type", 1) != 1)
+        throw UnsupportedError(fmt::format("unsupported: op LayerNormalization (attribute stash_type = {}) at node '{}'", n.i("stash_type", 1), n.name));
+      const int64_t axis = normalize_axis(n.i("axis", -1), rank, n.name);
+      Shape stat = x;
+      for (int64_t i = axis; i < rank; ++i) stat[i] = 1;
+      set(0, x, xt);
+      for (size_t o = 1; o < n.outputs.size() && o < 3; ++o)
+        if (!n.outputs[o].empty()) set(o, stat, ElemType::Float);
+      return;
+    }
+    case OpKind::LRN: {
+      if (rank < 2) throw ShapeError(fmt::format("node '{}': LRN needs an input of rank >= 2 (N, C, ...), got {}", n.name, shape_str(x)));
+      const int64_t size = n.i("size", 0);
+      if (size < 1) throw ShapeError(fmt::format("node '{}': LRN attribute size = {} (must be >= 1)", n.name, size));
       set(0, x, xt);
       return;
+    }
+    case OpKind::FusedAttention:  // only the attention-fusion pass makes it, after shape inference
+      throw UnsupportedError(fmt::format("unsupported: op FusedAttention (internal to the compiler) at node '{}'", n.name));
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
       set(0, x, xt);
@@ -237,6 +267,18 @@ void infer_node(Graph& g, const Node& n) {
       set(0, s, xt);
       return;
     }
+    case OpKind::Tile: {
+      auto reps = const_ints(g, n, 1);
+      if (static_cast<int64_t>(reps.size()) != rank)
+        throw ShapeError(fmt::format("node '{}': Tile has {} repeats for rank {}", n.name, reps.size(), rank));
+      Shape s = x;
+      for (int64_t i = 0; i < rank; ++i) {
+        if (reps[i] < 0) throw ShapeError(fmt::format("node '{}': Tile repeats must be >= 0", n.name));
+        s[i] *= reps[i];
+      }
+      set(0, s, xt);
+      return;
+    }
     case OpKind::GatherElements:
       if (in(1).shape.size() != x.size()) throw ShapeError(fmt::format("node '{}': GatherElements indices rank differs from data", n.name));
       set(0, in(1).shape, xt);
@@ -281,7 +323,7 @@ void infer_node(Graph& g, const Node& n) {
       return;
     }
     case OpKind::Pad: {
-      auto p = pad_params(g, n, rank);
+      auto p = pad_params(g, n, x);
       Shape s = x;
       for (int64_t i = 0; i < rank; ++i) s[i] += p.begin[i] + p.end[i];
       set(0, s, xt);

@@ -19,6 +19,9 @@ void bind_inputs(Graph& g, const std::map<std::string, Shape>& shapes,
 // Infers the outputs of one node from its inputs (shapes must be known).
 void infer_node(Graph& g, const Node& n);
 
+// Dropout is compiled for inference: refuses training_mode = 1 with a non-zero ratio.
+void dropout_check(const Graph& g, const Node& n);
+
 // The pass: infers every node in order, folding small constant sub-graphs.
 void infer_shapes(Graph& g);
 

@@ -36,58 +36,131 @@ struct QueryTile {
 };
 
 struct Dims {
-  int64_t heads, seq, d;
+  int64_t heads, sq, sk, d;
 };
 
-Dims check_shapes(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out) {
+void check_operand(const AttentionOperand& o, const char* what, int64_t heads) {
+  if (o.head_shape.size() != o.head_strides.size())
+    throw ShapeError(fmt::format("attention: {} has {} head axes but {} head strides", what, o.head_shape.size(),
+                                 o.head_strides.size()));
+  int64_t n = 1;
+  for (int64_t s : o.head_shape) n *= s;
+  if (n != heads) throw ShapeError(fmt::format("attention: {} has {} heads, q has {}", what, n, heads));
+}
+
+Dims check_spec(const AttentionSpec& s) {
+  Dims d{s.heads, s.seq_q, s.seq_k, s.head_dim};
+  if (d.heads < 1 || d.sq < 1 || d.sk < 1 || d.d < 1)
+    throw ShapeError(fmt::format("attention: heads {}, seq_q {}, seq_k {}, head_dim {} must all be >= 1", d.heads,
+                                 d.sq, d.sk, d.d));
+  if (d.d > isa::kMaxPartitions)
+    throw ShapeError(fmt::format("attention: head_dim {} > 128: Q^T and K^T hold head_dim on the 128 "
+                                 "partitions (the contraction of Q K^T)", d.d));
+  if (s.causal && d.sq != d.sk)
+    throw ShapeError(fmt::format("attention: causal needs as many queries as keys ({} vs {})", d.sq, d.sk));
+  check_operand(s.q, "q", d.heads);
+  check_operand(s.k, "k", d.heads);
+  check_operand(s.v, "v", d.heads);
+  check_operand(s.out, "out", d.heads);
+  if (s.mask) check_operand(*s.mask, "mask", d.heads);
+  return d;
+}
+
+}  // namespace
+
+int64_t AttentionOperand::head_offset(int64_t h) const {
+  int64_t off = offset;
+  for (int i = static_cast<int>(head_shape.size()) - 1; i >= 0; --i) {
+    off += (h % head_shape[i]) * head_strides[i];
+    h /= head_shape[i];
+  }
+  return off;
+}
+
+View AttentionOperand::rows(int64_t h, Range r, Range c) const {
+  isa::AccessPattern ap = tensor.ap();
+  ap.offset = (head_offset(h) + r.begin * row_stride + c.begin * col_stride) * ap.element_bytes();
+  ap.partitions = static_cast<uint16_t>(r.size());
+  ap.partition_stride = row_stride;
+  ap.ndims = 1;
+  ap.dims = {};
+  ap.dims[0] = {static_cast<int32_t>(col_stride), static_cast<int32_t>(c.size())};
+  return View(ap, {r.size(), c.size()}, tensor.buffer());
+}
+
+AttentionOperand AttentionOperand::dense(const Tensor& t) {
+  if (t.shape().size() != 3)
+    throw ShapeError(fmt::format("attention: {} must be [heads, seq, head_dim], it has {} axes", t.name(), t.shape().size()));
+  AttentionOperand o;
+  o.tensor = t;
+  o.head_shape = {t.shape()[0]};
+  o.head_strides = {t.shape()[1] * t.shape()[2]};
+  o.row_stride = t.shape()[2];
+  o.col_stride = 1;
+  return o;
+}
+
+void attention(KernelBuilder& kb, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+               bool causal, float scale) {
   if (q.shape().size() != 3)
     throw ShapeError(fmt::format("attention: q must be [heads, seq, head_dim], it has {} axes", q.shape().size()));
   for (const Tensor* t : {&k, &v, &out})
     if (t->shape() != q.shape() || t->dtype() != q.dtype())
       throw ShapeError(fmt::format("attention: {} must have q's shape and dtype", t->name()));
-  Dims d{q.shape()[0], q.shape()[1], q.shape()[2]};
-  if (d.d > isa::kMaxPartitions)
-    throw ShapeError(fmt::format("attention: head_dim {} > 128: Q^T and K^T hold head_dim on the 128 "
-                                 "partitions (the contraction of Q K^T)", d.d));
-  return d;
+  AttentionSpec s;
+  s.q = AttentionOperand::dense(q);
+  s.k = AttentionOperand::dense(k);
+  s.v = AttentionOperand::dense(v);
+  s.out = AttentionOperand::dense(out);
+  s.heads = q.shape()[0];
+  s.seq_q = s.seq_k = q.shape()[1];
+  s.head_dim = q.shape()[2];
+  s.causal = causal;
+  s.scale = scale;
+  s.dtype = q.dtype();
+  attention(kb, s);
 }
 
-// Rows [s.begin, s.end) of head h of a [heads, seq, head_dim] tensor, as [rows, 1, head_dim].
-View head_rows(const Tensor& t, int64_t h, const Span& s) {
-  return t.with_partition_axis(1).slice({s.range(), {h, h + 1}, {0, t.shape()[2]}});
-}
-
-}  // namespace
-
-void attention(KernelBuilder& kb, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
-               bool causal, float scale) {
-  const Dims n = check_shapes(q, k, v, out);
-  const DType dt = q.dtype();
-  const int64_t dsz = q.ap().element_bytes();
+void attention(KernelBuilder& kb, const AttentionSpec& spec) {
+  const Dims n = check_spec(spec);
+  const DType dt = spec.dtype;
+  const int64_t dsz = static_cast<int64_t>(numerics::storage_bytes(dt, 1));
+  const bool causal = spec.causal;
+  const bool masked = spec.mask.has_value();
+  float scale = spec.scale;
   if (scale <= 0) scale = 1.0f / std::sqrt(static_cast<float>(n.d));
-  const auto key_tiles = split(n.seq, 128);
+  // With an additive mask the scores are scaled before the mask is added (VectorE), so the
+  // max and exp see already-scaled scores.
+  const float exp_scale = masked ? 1.0f : scale;
+  const int64_t h0 = spec.head_begin, h1 = spec.head_end < 0 ? n.heads : spec.head_end;
+  if (h0 < 0 || h1 > n.heads || h0 > h1)
+    throw ShapeError(fmt::format("attention: heads [{}, {}) outside [0, {})", h0, h1, n.heads));
+  if (h0 == h1) return;
+  const auto key_tiles = split(n.sk, 128);
   const int64_t nkt = static_cast<int64_t>(key_tiles.size());
 
   // Per head, K^T (seq elements per partition) and V (nkt x head_dim); double-buffered across
   // heads when that fits, so the next head's K/V load under this head's compute.
-  const int64_t kv_bytes = (n.seq + nkt * n.d) * dsz;
+  const int64_t kv_bytes = (n.sk + nkt * n.d) * dsz;
   const int64_t avail = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value()) * 3 / 4 -
-                        (kGroup * kKvBlock * (4 + 2 * dsz) + 6 * kGroup * n.d * 4);  // block-level tiles
+                        (kGroup * kKvBlock * (4 + 2 * dsz + (masked ? 4 : 0)) + 6 * kGroup * n.d * 4);  // block-level tiles
   if (kv_bytes > avail)
     throw ShapeError(fmt::format("attention: seq {} needs {} KiB per partition of SBUF for one head's K^T "
-                                 "and V ({}), at most {} KiB fit: use seq <= {}", n.seq, kv_bytes / 1024,
+                                 "and V ({}), at most {} KiB fit: use seq <= {}", n.sk, kv_bytes / 1024,
                                  numerics::name(dt), avail / 1024, avail / (dsz * (1 + n.d / 128.0)) / 128 * 128));
   const int kv_depth = 2 * kv_bytes <= avail ? 2 : 1;
   const DType pdt = dt == DType::F32 ? DType::F32 : DType::BF16;  // P feeds TensorE
   const size_t group_size = pdt == DType::F32 ? 2 : kGroup;
   const int g = static_cast<int>(group_size);
-  TileRing kt_ring(kb, Space::SBUF, {128, n.seq}, dt, kv_depth, "attention.kT");
+  TileRing kt_ring(kb, Space::SBUF, {128, n.sk}, dt, kv_depth, "attention.kT");
   TileRing v_ring(kb, Space::SBUF, {128, nkt * n.d}, dt, kv_depth, "attention.v");
   TileRing ld_ring(kb, Space::SBUF, {128, n.d}, dt, 4, "attention.load");
   TileRing qt_ring(kb, Space::SBUF, {128, kQTile}, dt, 2 * g, "attention.qT");
   TileRing tps_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, 1, "attention.transpose");
   TileRing s_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, g, "attention.scores");
   TileRing sm_ring(kb, Space::SBUF, {128, kKvBlock}, DType::F32, 2 * g, "attention.masked");
+  std::optional<TileRing> mk_ring;
+  if (masked) mk_ring.emplace(kb, Space::SBUF, std::vector<int64_t>{128, kKvBlock}, DType::F32, g, "attention.mask");
   TileRing p_ring(kb, Space::SBUF, {128, kKvBlock}, pdt, 2 * g, "attention.p");
   TileRing pt_ring(kb, Space::SBUF, {128, kKvBlock}, pdt, 2 * g, "attention.pT");
   // P^T in PSUM in P's dtype: bf16 fits two per bank, so a whole group's fit beside the scores.
@@ -108,36 +181,38 @@ void attention(KernelBuilder& kb, const Tensor& q, const Tensor& k, const Tensor
       masks.push_back(kb.sbuf_tile({128, kKvBlock}, DType::F32, fmt::format("attention.mask{}", o)));
       kb.tensor_scalar(masks.back(), idx, AluOp::IsGt, 0.0f, AluOp::Mul, kMasked);
     }
+    kb.free(idx);
   }
 
   int evac = 0;  // alternates PSUM evacuations between VectorE and ScalarE
-  for (int64_t h = 0; h < n.heads; ++h) {
+  for (int64_t h = h0; h < h1; ++h) {
     // K^T and V of this head.
     const Tile& kT = kt_ring.next();
     const Tile& vv = v_ring.next();
-    for (const Span& blk : split(n.seq, kKvBlock)) {
+    for (const Span& blk : split(n.sk, kKvBlock)) {
       View tps = corner(tps_ring.next(), n.d, blk.size);
       for (const Span& t : split(blk.size, 128)) {
         const Span keys{blk.begin + t.begin, t.size};
         View kt = corner(ld_ring.next(), t.size, n.d);
-        kb.load(kt, head_rows(k, h, keys));
+        kb.load(kt, spec.k.rows(h, keys.range(), {0, n.d}));
         kb.transpose(tps.slice({{0, n.d}, t.range()}), kt);
-        kb.load(vv.slice({{0, t.size}, {keys.begin / 128 * n.d, keys.begin / 128 * n.d + n.d}}), head_rows(v, h, keys));
+        kb.load(vv.slice({{0, t.size}, {keys.begin / 128 * n.d, keys.begin / 128 * n.d + n.d}}),
+                spec.v.rows(h, keys.range(), {0, n.d}));
       }
       kb.copy(kT.slice({{0, n.d}, blk.range()}), tps,
-              Opts{.engine = (evac++ % 2) ? Engine::Scalar : Engine::Vector});
+              Opts{.engine = (evac++ % 2) ? Engine::Scalar : Engine::Vector, .queue = -1, .name = ""});
     }
 
     // Query tiles go in groups whose block steps interleave: each tile's steps form a serial
     // chain (the running max), so interleaving independent chains keeps all engines busy.
-    const auto q_tiles = split(n.seq, kQTile);
+    const auto q_tiles = split(n.sq, kQTile);
     for (size_t g0 = 0; g0 < q_tiles.size(); g0 += group_size) {
       std::vector<QueryTile> group;
       for (size_t i = g0; i < std::min(q_tiles.size(), g0 + group_size); ++i) {
         QueryTile t{q_tiles[i]};
         const int64_t p = t.rows.size;
         View ql = corner(ld_ring.next(), p, n.d);
-        kb.load(ql, head_rows(q, h, t.rows));
+        kb.load(ql, spec.q.rows(h, t.rows.range(), {0, n.d}));
         View qps = corner(tps_ring.next(), n.d, p);
         kb.transpose(qps, ql);
         t.qT = corner(qt_ring.next(), n.d, p);
@@ -152,7 +227,7 @@ void attention(KernelBuilder& kb, const Tensor& q, const Tensor& k, const Tensor
       // Software-pipelined over the group: every tile's scores and softmax first (phase A),
       // then every tile's P^T and P V (phase B). Each engine runs its stream in order, so this
       // order lets TensorE compute tile i+1's scores while ScalarE exponentiates tile i.
-      for (const Span& blk : split(n.seq, kKvBlock)) {
+      for (const Span& blk : split(n.sk, kKvBlock)) {
         auto active = [&](const QueryTile& t) { return !(causal && blk.begin > t.rows.end() - 1); };
         for (QueryTile& t : group) {  // phase A
           if (!active(t)) continue;  // every key of the block is after every query of the tile
@@ -160,7 +235,18 @@ void attention(KernelBuilder& kb, const Tensor& q, const Tensor& k, const Tensor
           View s = corner(s_ring.next(), p, blk.size);
           kb.matmul(s, t.qT, kT.slice({{0, n.d}, blk.range()}));
           View scores = s;
-          if (causal && blk.end() > t.rows.begin) {  // the diagonal block
+          const bool diagonal = causal && blk.end() > t.rows.begin;
+          if (masked) {
+            // scale * S + mask (+ the causal mask on the diagonal block), in SBUF.
+            View mk = corner(mk_ring->next(), p, blk.size);
+            kb.load(mk, spec.mask->rows(h, t.rows.range(), blk.range()));
+            View sm = corner(sm_ring.next(), p, blk.size);
+            kb.tensor_scalar(sm, s, AluOp::Mul, scale);
+            kb.tensor_tensor(sm, sm, mk, AluOp::Add);
+            if (diagonal)
+              kb.tensor_tensor(sm, sm, corner(masks[(t.rows.begin - blk.begin) / kQTile], p, blk.size), AluOp::Add);
+            scores = sm;
+          } else if (diagonal) {
             View sm = corner(sm_ring.next(), p, blk.size);
             kb.tensor_tensor(sm, s, corner(masks[(t.rows.begin - blk.begin) / kQTile], p, blk.size), AluOp::Add);
             scores = sm;
@@ -169,12 +255,12 @@ void attention(KernelBuilder& kb, const Tensor& q, const Tensor& k, const Tensor
           View m = t.stat(kMax0 + t.cur), l = t.stat(kSum0 + t.cur);
           View mn = t.stat(kMax0 + nxt), ln = t.stat(kSum0 + nxt);
           kb.reduce(t.stat(kBlockMax), scores, AluOp::Max);
-          kb.tensor_scalar(mn, t.stat(kBlockMax), AluOp::Mul, scale, AluOp::Max, m);
+          kb.tensor_scalar(mn, t.stat(kBlockMax), AluOp::Mul, exp_scale, AluOp::Max, m);
           kb.tensor_scalar(t.stat(kNegMax), mn, AluOp::Mul, -1.0f);
           kb.activation(t.stat(kAlpha), m, ActFunc::Exp, 1.0f, t.stat(kNegMax));
           t.p = corner(p_ring.next(), p, blk.size);
           View rowsum = t.stat(kRowSum);
-          kb.activation(t.p, scores, ActFunc::Exp, scale, t.stat(kNegMax), &rowsum);
+          kb.activation(t.p, scores, ActFunc::Exp, exp_scale, t.stat(kNegMax), &rowsum);
           kb.tensor_scalar(ln, l, AluOp::Mul, t.stat(kAlpha), AluOp::Add, rowsum);
           t.cur = nxt;
         }
@@ -196,7 +282,7 @@ void attention(KernelBuilder& kb, const Tensor& q, const Tensor& k, const Tensor
           const int64_t width = static_cast<int64_t>(sub.size()) * t.rows.size;
           t.pT = corner(pt_ring.next(), sub[0].size, width);
           kb.copy(t.pT, t.pT_psum.slice({{0, sub[0].size}, {0, width}}),
-                  Opts{.engine = (evac++ % 2) ? Engine::Scalar : Engine::Vector});
+                  Opts{.engine = (evac++ % 2) ? Engine::Scalar : Engine::Vector, .queue = -1, .name = ""});
         }
         for (QueryTile& t : group) {
           if (!active(t)) continue;
@@ -215,10 +301,11 @@ void attention(KernelBuilder& kb, const Tensor& q, const Tensor& k, const Tensor
         kb.tensor_scalar(t.stat(kRecip), t.stat(kSum0 + t.cur), AluOp::Div, 1.0f, AluOp::Bypass, 0.0f, true);
         View o = corner(o_ring.next(), t.rows.size, n.d);
         kb.tensor_scalar(o, t.acc, AluOp::Mul, t.stat(kRecip));
-        kb.store(head_rows(out, h, t.rows), o);
+        kb.store(spec.out.rows(h, t.rows.range(), {0, n.d}), o);
       }
     }
   }
+  for (const Tile& m : masks) kb.free(m);
 }
 
 KernelDef attention_def() {

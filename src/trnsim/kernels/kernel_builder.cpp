@@ -2,10 +2,13 @@
 // overlapping accesses into semaphore waits.
 //
 // Tracking. Each buffer (an SBUF/PSUM allocation or an HBM tensor) keeps the accesses since its
-// last covering write: writers and readers, each a (partition range x byte range) box plus the
-// stream and index of the instruction. A new instruction waits for the writers its reads
-// overlap (RAW), and for the writers and readers its writes overlap (WAW, WAR); a write drops
-// the records its box covers. Waits on a stream already waited for by an earlier instruction
+// last covering write: writers and readers, each a (partition range x byte range) box, the exact
+// byte set of the pattern (access_overlap.h) and the stream and index of the instruction. A new
+// instruction waits for the writers its reads overlap (RAW), and for the writers and readers its
+// writes overlap (WAW, WAR); accesses overlap when their boxes meet (the fast reject) and their
+// byte sets share a byte (or the exact test would cost too much: then they are assumed to). So
+// cores writing interleaved column ranges or heads of one tensor do not wait for each other. A
+// write drops the records whose every byte it certainly rewrites. Waits on a stream already waited for by an earlier instruction
 // of the same stream are dropped (streams are in order). A freed allocation's records pass to
 // the allocations that reuse its bytes.
 //
@@ -19,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "trnsim/common/error.h"
+#include "trnsim/kernels/access_overlap.h"
 #include "trnsim/isa/validate.h"
 
 namespace trnsim::kernels {
@@ -44,6 +48,7 @@ Box box_of(const AccessPattern& ap) {
 
 struct Access {
   Box box;
+  ByteSet set;  // within a partition (SBUF/PSUM) or the tensor (HBM)
   uint32_t stream;
   uint32_t index;
 };
@@ -55,6 +60,11 @@ struct Buffer {
   bool live = true;
   std::vector<Access> writers, readers;
 };
+
+// Two accesses of one buffer touch a common byte (of a common partition); true when unsure.
+bool conflict(const Box& ab, const ByteSet& as, const Box& bb, const ByteSet& bs) {
+  return ab.overlaps(bb) && bytes_intersect(as, bs).value_or(true);
+}
 
 struct Dep {
   uint32_t stream, index;
@@ -374,15 +384,16 @@ void track(KernelBuilder::Impl& I, int core, uint32_t s, uint32_t idx, const Ope
     for (auto& f : found) if (f.stream == a.stream) { f.index = std::max(f.index, a.index); return; }
     found.push_back({a.stream, a.index});
   };
-  std::vector<std::pair<int, Box>> rd, wr;
-  for (auto* ap : ops.reads) if (int b = resolve(I, core, *ap); b >= 0) rd.push_back({b, box_of(*ap)});
-  for (auto* ap : ops.writes) if (int b = resolve(I, core, *ap); b >= 0) wr.push_back({b, box_of(*ap)});
+  struct Use { int b; Box bx; ByteSet set; };
+  std::vector<Use> rd, wr;
+  for (auto* ap : ops.reads) if (int b = resolve(I, core, *ap); b >= 0) rd.push_back({b, box_of(*ap), byte_set(*ap)});
+  for (auto* ap : ops.writes) if (int b = resolve(I, core, *ap); b >= 0) wr.push_back({b, box_of(*ap), byte_set(*ap)});
   if (!record) {
-    for (auto& [b, bx] : rd)
-      for (auto& w : I.buffers[b].writers) if (w.box.overlaps(bx)) dep(w);
-    for (auto& [b, bx] : wr) {
-      for (auto& w : I.buffers[b].writers) if (w.box.overlaps(bx)) dep(w);
-      for (auto& r : I.buffers[b].readers) if (r.box.overlaps(bx)) dep(r);
+    for (auto& [b, bx, set] : rd)
+      for (auto& w : I.buffers[b].writers) if (conflict(w.box, w.set, bx, set)) dep(w);
+    for (auto& [b, bx, set] : wr) {
+      for (auto& w : I.buffers[b].writers) if (conflict(w.box, w.set, bx, set)) dep(w);
+      for (auto& r : I.buffers[b].readers) if (conflict(r.box, r.set, bx, set)) dep(r);
     }
     // Keep only waits not implied by earlier waits of this (in-order) stream.
     auto& known = I.known[s];
@@ -396,24 +407,26 @@ void track(KernelBuilder::Impl& I, int core, uint32_t s, uint32_t idx, const Ope
     return;
   }
   // Record the accesses (an instruction's own reads never order its own writes).
-  for (auto& [b, bx] : rd) {
+  for (auto& [b, bx, set] : rd) {
     auto& readers = I.buffers[b].readers;
-    // Repeated reads of one box by one stream: keep only the latest (in-order stream).
+    // Repeated reads of the same bytes by one stream: keep only the latest (in-order stream).
     bool merged = false;
     for (size_t k = readers.size(); k-- > 0 && readers.size() - k <= 4;)
-      if (readers[k].stream == s && readers[k].box.covers(bx) && bx.covers(readers[k].box)) {
+      if (readers[k].stream == s && readers[k].box.covers(bx) && bx.covers(readers[k].box) && readers[k].set == set) {
         readers[k].index = idx;
         merged = true;
         break;
       }
-    if (!merged) readers.push_back({bx, s, idx});
+    if (!merged) readers.push_back({bx, set, s, idx});
   }
-  for (auto& [b, bx] : wr) {
+  for (auto& [b, bx, set] : wr) {
     Buffer& buf = I.buffers[b];
-    auto covered = [&](const Access& a) { return bx.covers(a.box); };
+    // Only records whose every byte this write replaces: a later access meeting them meets
+    // this write, which waited for them.
+    auto covered = [&](const Access& a) { return bx.covers(a.box) && bytes_cover(set, a.set); };
     buf.writers.erase(std::remove_if(buf.writers.begin(), buf.writers.end(), covered), buf.writers.end());
     buf.readers.erase(std::remove_if(buf.readers.begin(), buf.readers.end(), covered), buf.readers.end());
-    buf.writers.push_back({bx, s, idx});
+    buf.writers.push_back({bx, set, s, idx});
   }
 }
 
