@@ -43,7 +43,7 @@ demo: install
 	$(VENV)/bin/trnsim run out/minilm.onnx --chip trn2 --dtype bf16 --inputs out/minilm_inputs.npz --trace out/minilm_trace.json
 	@echo
 	@echo "== The same inputs through onnxruntime: cosine similarity and max error of the embeddings =="
-	$(PY) -m trnsim run out/minilm.onnx --chip trn2 --dtype bf16 --inputs out/minilm_inputs.npz --check
+	$(VENV)/bin/trnsim run out/minilm.onnx --chip trn2 --dtype bf16 --inputs out/minilm_inputs.npz --check
 	@echo
 	@echo "== One kernel: a 2048^3 bf16 matmul on one simulated Trainium2 NeuronCore (timing mode) =="
 	$(VENV)/bin/trnsim kernel matmul --chip trn2 --m 2048 --k 2048 --n 2048 --dtype bf16 --trace out/matmul_trace.json

@@ -273,6 +273,8 @@ def run(args: argparse.Namespace) -> int:
     batch = next(iter(feeds.values())).shape[0] if feeds and next(iter(feeds.values())).ndim else 1
     result: dict[str, Any] = {
         "model": args.model, "chip": args.chip, "dtype": args.dtype, "mode": args.mode,
+        # the simulated latency of one run, at the top level as in `trnsim run --json`
+        "time_s": cm.report.get("time_s"),
         "batch": int(batch), "inputs": {k: list(v.shape) for k, v in feeds.items()},
         "compile_wall_s": compile_wall, "run_wall_s": run_wall, "report": dict(cm.report),
         "check": None,

@@ -174,6 +174,31 @@ def test_python_m_trnsim_run_check(cnn):
     assert out["chip"] == "trn1" and all(c["passed"] for c in out["check"])
 
 
+def test_cpp_trnsim_run_check_hands_over_to_python(cnn):
+    """`trnsim run --check` (the C++ command) runs the same check through `python -m trnsim`,
+    with the interpreter named by TRNSIM_PYTHON; options it cannot honour are refused."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from cli_path import trnsim_cli
+    path, _, _ = cnn
+    env = dict(os.environ, TRNSIM_PYTHON=sys.executable)
+    r = subprocess.run([trnsim_cli(), "run", path, "--chip", "trn1", "--check", "--json"],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["chip"] == "trn1" and out["check"] and all(c["passed"] for c in out["check"])
+    assert out["time_s"] == out["report"]["time_s"] > 0
+    r = subprocess.run([trnsim_cli(), "run", path, "--check", "--timing-only"], capture_output=True, text=True,
+                       timeout=60, env=env)
+    assert r.returncode == 2 and "--check with --timing-only" in r.stderr
+    r = subprocess.run([trnsim_cli(), "run", path, "--check"], capture_output=True, text=True, timeout=60,
+                       env=dict(env, TRNSIM_PYTHON="/nonexistent/python3"))
+    assert r.returncode == 2 and "cannot start Python '/nonexistent/python3'" in r.stderr
+
+
 def test_run_names_unsupported_op(tmp_path, capsys):
     """An op outside the supported set: exit status 2 and the op's name, not a crash."""
     import onnx

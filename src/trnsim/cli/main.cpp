@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "trnsim/cli/command.h"
+#include "trnsim/cli/python_handoff.h"
 #include "trnsim/common/error.h"
 
 namespace trnsim::cli {
@@ -17,6 +18,7 @@ std::vector<Command>& registry() {
 
 int main(int argc, char** argv) {
   using namespace trnsim::cli;
+  set_program_path(argc > 0 ? argv[0] : "");
   CLI::App app{"trnsim: an executable model of a Trainium-class AI system", "trnsim"};
   app.set_version_flag("--version", std::string(TRNSIM_VERSION));
   app.require_subcommand(1);

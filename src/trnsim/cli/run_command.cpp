@@ -1,7 +1,8 @@
 // `trnsim run model.onnx`: import, compile, simulate, report. Latency, throughput, the per-op
 // breakdown, engine utilisation and HBM traffic; --json for the same as JSON, --dump-ir for
 // the IR after every compiler pass, --trace for a Perfetto timeline of the whole model.
-// Comparison against onnxruntime (--check) runs on the Python side: `python -m trnsim run`.
+// Comparison against onnxruntime (--check) runs on the Python side: `trnsim run --check` hands
+// over to `python -m trnsim run ... --check` (python_handoff.h).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <iostream>
 
 #include "trnsim/cli/command.h"
+#include "trnsim/cli/python_handoff.h"
 #include "trnsim/cli/run_tensor_parallel.h"
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/compile.h"
@@ -33,7 +35,8 @@ struct RunArgs {
   uint64_t seed = 0;
   std::vector<std::string> dims;
   bool timing_only = false, dump_ir = false, json = false, check = false;
-  CLI::Option* chip_option = nullptr;  // to tell an explicit --chip from the default
+  CLI::Option* chip_option = nullptr;   // to tell an explicit --chip from the default
+  CLI::Option* batch_option = nullptr;  // and an explicit --batch
   std::string system;  // --tp: tensor-parallel over chips of this system (run_tensor_parallel.h)
   int tp = 0;
 };
@@ -48,10 +51,28 @@ OutputStats output_stats(const std::vector<float>& v) {
   return {v.empty() ? 0.0 : sum / static_cast<double>(v.size()), amax};
 }
 
+// --check: the reference, onnxruntime, is a Python package, so the run goes to `python -m
+// trnsim run ... --check` (run_check.py) with the same model, chip, policy and inputs.
+[[noreturn]] void check_with_python(const RunArgs& a) {
+  auto refuse = [](const char* what) {
+    throw UnsupportedError(fmt::format("unsupported: --check with {}: the check runs the model functionally on one chip with all its cores", what));
+  };
+  if (a.tp != 0 || !a.system.empty()) refuse("--tp/--system");
+  if (a.timing_only) refuse("--timing-only (there are no outputs to compare)");
+  if (a.dump_ir) refuse("--dump-ir");
+  if (!a.trace.empty()) refuse("--trace");
+  if (a.cores != 0) refuse("--cores");
+  if (compiler::is_compiled_file(a.model)) refuse("a saved program (onnxruntime needs the .onnx file)");
+  std::vector<std::string> args{"run", a.model, "--chip", a.chip, "--dtype", a.dtype, "--seed", std::to_string(a.seed), "--check"};
+  if (a.batch_option && a.batch_option->count() > 0) args.insert(args.end(), {"--batch", std::to_string(a.batch)});
+  for (const auto& d : a.dims) args.insert(args.end(), {"--dim", d});
+  if (!a.inputs.empty()) args.insert(args.end(), {"--inputs", a.inputs});
+  if (a.json) args.push_back("--json");
+  exec_python_module(args);
+}
+
 int run_model(const RunArgs& a) {
-  if (a.check)
-    throw UnsupportedError("unsupported: --check in the C++ command: the reference, onnxruntime, is a Python package; run `python -m trnsim run " + a.model +
-                           " --chip " + a.chip + " --dtype " + a.dtype + (a.inputs.empty() ? "" : " --inputs " + a.inputs) + " --check`");
+  if (a.check) check_with_python(a);
   // A saved program (`trnsim compile -o x.tpg`) runs on the chip it was compiled for.
   const bool compiled_file = compiler::is_compiled_file(a.model);
   const bool chip_given = a.chip_option && a.chip_option->count() > 0;
@@ -134,7 +155,7 @@ Register reg{{"run",
                 app.add_option("model", a->model, "ONNX model file, or a program saved by `trnsim compile -o`")->required();
                 a->chip_option = app.add_option("--chip", a->chip, "chip preset (trn1, inf2, trn2, trn3) or a YAML file")->capture_default_str();
                 app.add_option("--dtype", a->dtype, "dtype policy: fp32, bf16 (bf16 matmul inputs, fp32 accumulation), fp8")->capture_default_str();
-                app.add_option("--batch", a->batch, "size of symbolic leading (batch) axes")->capture_default_str();
+                a->batch_option = app.add_option("--batch", a->batch, "size of symbolic leading (batch) axes")->capture_default_str();
                 app.add_option("--cores", a->cores, "NeuronCores to split each node's work across (0: all of the chip's)")->capture_default_str();
                 app.add_option("--dim", a->dims, "size of another symbolic axis, NAME=SIZE (repeatable)");
                 app.add_option("--inputs", a->inputs, "inputs as .npz (np.savez / np.savez_compressed), arrays named after the model's inputs");
@@ -145,7 +166,7 @@ Register reg{{"run",
                 app.add_flag("--json", a->json, "print the report as JSON");
                 app.add_option("--system", a->system, "system preset or YAML file (with --tp)");
                 app.add_option("--tp", a->tp, "tensor-parallel: split the model Megatron-style across this many chips of --system");
-                app.add_flag("--check", a->check, "compare with onnxruntime: Python only, `python -m trnsim run ... --check`");
+                app.add_flag("--check", a->check, "compare every output with onnxruntime (runs `python -m trnsim run ... --check`)");
                 return [a] { return run_model(*a); };
               },
               "Compile an ONNX model and run it on a simulated chip"}};
