@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trnsim/cli/command.h"
+#include "trnsim/cli/compile_args.h"
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/compile.h"
 #include "trnsim/compiler/compiled_model_io.h"
@@ -32,20 +33,7 @@ struct CompileArgs {
 
 int compile_model(const CompileArgs& a) {
   const hw::ChipSpec chip = hw::load_chip(a.chip);
-  compiler::CompileOptions opt;
-  opt.policy = compiler::parse_policy(a.dtype);
-  opt.batch = a.batch;
-  opt.cores = a.cores;
-  for (const auto& d : a.dims) {
-    auto eq = d.find('=');
-    if (eq == std::string::npos) throw Error("--dim expects NAME=SIZE, got '" + d + "'");
-    const std::string value = d.substr(eq + 1);
-    char* end = nullptr;
-    const long long size = std::strtoll(value.c_str(), &end, 10);
-    if (value.empty() || *end != '\0' || size <= 0)
-      throw Error("--dim " + d + ": SIZE must be a positive integer, got '" + value + "'");
-    opt.dims[d.substr(0, eq)] = size;
-  }
+  const compiler::CompileOptions opt = compile_options(a.dtype, a.batch, a.cores, a.dims);
   const auto npz = a.inputs.empty() ? std::map<std::string, runtime::NpyArray>{} : runtime::read_npz(a.inputs);
   const runtime::SpecialisedModel sm = runtime::compile_specialised(compiler::import_onnx_file(a.model), chip, opt, npz);
   const compiler::CompiledModel& cm = sm.model;

@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "trnsim/cli/command.h"
+#include "trnsim/cli/compile_args.h"
 #include "trnsim/cli/python_handoff.h"
 #include "trnsim/cli/run_tensor_parallel.h"
 #include "trnsim/common/error.h"
@@ -85,21 +86,8 @@ int run_model(const RunArgs& a) {
       throw ConfigError(fmt::format("--chip {} and --system {} (whose chips are {}) disagree; --system without --tp runs one chip of it", a.chip, a.system, chip.name));
     fmt::print(stderr, "note: --system {} without --tp: running on one of its chips ({}); add --tp N to split the model across N chips\n", a.system, chip.name);
   }
-  compiler::CompileOptions opt;
-  opt.policy = compiler::parse_policy(a.dtype);
-  opt.batch = a.batch;
-  opt.cores = a.cores;
+  compiler::CompileOptions opt = compile_options(a.dtype, a.batch, a.cores, a.dims);
   opt.keep_ir = a.dump_ir;
-  for (const auto& d : a.dims) {
-    auto eq = d.find('=');
-    if (eq == std::string::npos) throw Error("--dim expects NAME=SIZE, got '" + d + "'");
-    const std::string value = d.substr(eq + 1);
-    char* end = nullptr;
-    const long long size = std::strtoll(value.c_str(), &end, 10);
-    if (value.empty() || *end != '\0' || size <= 0)
-      throw Error("--dim " + d + ": SIZE must be a positive integer, got '" + value + "'");
-    opt.dims[d.substr(0, eq)] = size;
-  }
   if (a.tp != 0)  // tensor-parallel across chips of --system
     return run_tensor_parallel({a.model, a.system, a.tp, opt, a.seed, a.timing_only, a.json, a.inputs, a.trace,
                                 chip_given ? a.chip : std::string(), a.dump_ir});

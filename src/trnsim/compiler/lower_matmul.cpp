@@ -34,6 +34,18 @@ TilePlan plan2(const SView& v, const Shape& batch, bool swap) {
   return p;
 }
 
+// Rows x cols of a flat row-major HBM tensor whose rows hold `row_len` elements.
+View flat_block(const kernels::Tensor& t, int64_t row_len, Span rows, Span cols) {
+  isa::AccessPattern ap = t.ap();
+  ap.offset = (rows.begin * row_len + cols.begin) * ap.element_bytes();
+  ap.partitions = static_cast<uint16_t>(rows.size);
+  ap.partition_stride = row_len;
+  ap.ndims = 1;
+  ap.dims = {};
+  ap.dims[0] = {1, static_cast<int32_t>(cols.size)};
+  return View(ap, {rows.size, cols.size}, t.buffer());
+}
+
 struct MatmulJob {
   Shape batch;
   int64_t m = 0, k = 0, n = 0;
@@ -227,14 +239,7 @@ void lower_gather(LowerCtx& ctx) {
         View iv = kernels::corner(io.next(), vt.size, tt.size);
         kb.iota(iv, static_cast<int32_t>(vt.begin), 1, {0});
         kb.tensor_tensor(t, it, iv, AluOp::IsEqual);
-        isa::AccessPattern o = oh.ap();
-        o.offset = (vt.begin * T + tt.begin) * o.element_bytes();
-        o.partitions = static_cast<uint16_t>(vt.size);
-        o.partition_stride = T;
-        o.ndims = 1;
-        o.dims = {};
-        o.dims[0] = {1, static_cast<int32_t>(tt.size)};
-        kb.store(View(o, {vt.size, tt.size}, oh.buffer()), t);
+        kb.store(flat_block(oh, T, vt, tt), t);
       }
     }
     // out[T, D] (or this core's partial) = onehot[T, v0:v1] @ data[v0:v1, D]; the one-hot
@@ -260,17 +265,7 @@ void lower_gather(LowerCtx& ctx) {
   // Core 0 sums the partials, 128 tokens x 512 columns at a time, in core order.
   const auto& y = ctx.hbm(n.outputs[0]);
   const int64_t cw = std::min<int64_t>(D, 512);
-  // Rows x cols of a flat [T, D] HBM tensor.
-  auto rows_of = [&](const kernels::Tensor& t, Span rows, Span cols) {
-    isa::AccessPattern ap = t.ap();
-    ap.offset = (rows.begin * D + cols.begin) * ap.element_bytes();
-    ap.partitions = static_cast<uint16_t>(rows.size);
-    ap.partition_stride = D;
-    ap.ndims = 1;
-    ap.dims = {};
-    ap.dims[0] = {1, static_cast<int32_t>(cols.size)};
-    return View(ap, {rows.size, cols.size}, t.buffer());
-  };
+  auto rows_of = [&](const kernels::Tensor& t, Span rows, Span cols) { return flat_block(t, D, rows, cols); };
   TileRing acc(kb, isa::Space::SBUF, {128, cw}, DType::F32, 2, n.name + ".sum");
   TileRing part(kb, isa::Space::SBUF, {128, cw}, DType::F32, 3, n.name + ".partial");
   for (const Span& tt : kernels::split(T, 128))

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "trnsim/runtime/op_table_text.h"
+
 namespace trnsim::runtime {
 
 nlohmann::json report_json(const Report& r, int64_t batch) {
@@ -40,21 +42,7 @@ std::string report_table(const Report& r, int64_t batch, size_t top_ops) {
   s += fmt::format("TensorE      {:.3f} GFLOP ({:.2f} TFLOP/s)\n", r.tensor_flops / 1e9, r.time_s > 0 ? r.tensor_flops / r.time_s / 1e12 : 0.0);
   s += "engine utilisation\n";
   for (const auto& e : r.engines) s += fmt::format("  {:<8} {:6.1f}%  busy {:.3f} us\n", e.engine, e.utilisation * 100, e.busy_s * 1e6);
-  // Per-op breakdown, longest first.
-  std::vector<const OpTime*> ops;
-  for (const auto& o : r.ops) ops.push_back(&o);
-  std::stable_sort(ops.begin(), ops.end(), [](const OpTime* a, const OpTime* b) { return a->time_s > b->time_s; });
-  s += fmt::format("per-op breakdown ({} kernels)\n  {:<40} {:<18} {:>12} {:>7}\n", ops.size(), "node", "op", "time (us)", "share");
-  double rest = 0;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (i >= top_ops) { rest += ops[i]->time_s; continue; }
-    // "MatMul+2": a matmul with two element-wise ops fused into its epilogue.
-    std::string op = ops[i]->op + (ops[i]->fused.empty() ? "" : fmt::format("+{}", ops[i]->fused.size()));
-    s += fmt::format("  {:<40} {:<18} {:>12.3f} {:>6.1f}%\n", ops[i]->node.substr(0, 40), op, ops[i]->time_s * 1e6,
-                     r.time_s > 0 ? 100 * ops[i]->time_s / r.time_s : 0.0);
-  }
-  if (rest > 0) s += fmt::format("  {:<40} {:<18} {:>12.3f} {:>6.1f}%\n", fmt::format("({} more)", ops.size() - top_ops), "", rest * 1e6, 100 * rest / r.time_s);
-  return s;
+  return s + op_table_text(r.ops, r.time_s, top_ops, "per-op breakdown");
 }
 
 void write_timeline_trace(std::ostream& out, const Report& r) {

@@ -10,6 +10,7 @@
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/memory_plan.h"
 #include "trnsim/numerics/convert.h"
+#include "trnsim/runtime/op_table_text.h"
 
 namespace trnsim::runtime {
 
@@ -339,19 +340,7 @@ std::string tp_report_table(const TpReport& r, size_t top_ops) {
     for (const auto& a : *v)
       s += fmt::format("  {:<40} {:<10} {:>5} {:>12} {:>12.3f} {:>12.3f}  {}\n", (a.tensor.size() > 40 ? a.tensor.substr(a.tensor.size() - 40) : a.tensor),
                        a.op, a.dtype, a.bytes, a.start_s * 1e6, a.time_s * 1e6, a.algorithm);
-  std::vector<const TpOp*> ops;
-  for (const auto& o : r.ops) ops.push_back(&o);
-  std::stable_sort(ops.begin(), ops.end(), [](const TpOp* a, const TpOp* b) { return a->time_s > b->time_s; });
-  s += fmt::format("per-op compute on each rank ({} kernels)\n  {:<40} {:<18} {:>12} {:>7}\n", ops.size(), "node", "op", "time (us)", "share");
-  double rest = 0;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (i >= top_ops) { rest += ops[i]->time_s; continue; }
-    std::string op = ops[i]->op + (ops[i]->fused.empty() ? "" : fmt::format("+{}", ops[i]->fused.size()));
-    s += fmt::format("  {:<40} {:<18} {:>12.3f} {:>6.1f}%\n", ops[i]->node.substr(0, 40), op, ops[i]->time_s * 1e6,
-                     r.time_s > 0 ? 100 * ops[i]->time_s / r.time_s : 0.0);
-  }
-  if (rest > 0) s += fmt::format("  {:<40} {:<18} {:>12.3f} {:>6.1f}%\n", fmt::format("({} more)", ops.size() - top_ops), "", rest * 1e6, 100 * rest / r.time_s);
-  return s;
+  return s + op_table_text(r.ops, r.time_s, top_ops, "per-op compute on each rank");
 }
 
 void write_tp_trace(std::ostream& out, const TpReport& r) {
