@@ -1,5 +1,7 @@
 #include "trnsim/compiler/graph_edit.h"
 
+#include <fmt/format.h>
+
 #include "trnsim/compiler/shape_inference.h"
 
 namespace trnsim::compiler {
@@ -24,7 +26,8 @@ std::string GraphEditor::add(OpKind op, const std::string& name, std::vector<std
                              std::map<std::string, AttrValue> attrs, std::string out) {
   Node n;
   n.op = op;
-  n.name = name;
+  const int k = repeats_[name]++;
+  n.name = k == 0 ? name : fmt::format("{}#{}", name, k);
   n.inputs = std::move(inputs);
   n.attrs = std::move(attrs);
   if (out.empty()) {
