@@ -163,7 +163,8 @@ def _fmt(v: Any) -> str:
 def print_report(result: dict[str, Any], top: int = 25) -> None:
     from rich.console import Console
     from rich.table import Table
-    console = Console()
+    # A pipe or a log file gets 140 columns rather than rich's 80, which cut the op names and errors.
+    console = Console() if sys.stdout.isatty() else Console(width=140)
     rep = result["report"]
     head = Table(title=f"trnsim run {os.path.basename(result['model'])}  chip={result['chip']} dtype={result['dtype']} "
                        f"mode={result['mode']}")
