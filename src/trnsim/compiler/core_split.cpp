@@ -44,10 +44,9 @@ int64_t parallel_units(const Graph& g, const Node& n) {
       return rows * ceil_div(cols, kMinColsPerCore);
     }
     case OpKind::FusedAttention: return std::max<int64_t>(1, numel(n.ints("batch")));
-    case OpKind::Gather: {  // a one-hot matmul over the vocabulary (lower_gather): >= 512 rows per core
-      const Shape& ds = g.tensor(n.inputs[0]).shape;
-      if (ds.empty() || n.i("axis", 0) != 0 || g.is_const(n.inputs[1])) return 1;
-      return ceil_div(ds[0], 512);
+    case OpKind::Gather: {  // an indirect DMA per 128 indices (lower_gather.cpp)
+      if (n.i("axis", 0) != 0 || g.is_const(n.inputs[1])) return 1;
+      return ceil_div(numel(g.tensor(n.inputs[1]).shape), 128);
     }
     case OpKind::Softmax:
     case OpKind::LayerNormalization: return row_tiles(g.tensor(n.inputs[0]).shape);

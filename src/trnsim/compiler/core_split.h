@@ -8,9 +8,7 @@
 //                   rows it needs; the reduction over K stays whole on one core, so results
 //                   are bit-identical to one core);
 //   FusedAttention  heads (batch x heads);
-//   Gather          the vocabulary, in ranges of >= 512 rows: each core builds its rows of the
-//                   one-hot matrix and multiplies them with its rows of the table into a
-//                   partial result, core 0 adds the partials (exact: one nonzero term each);
+//   Gather          tiles of 128 indices, each one indirect DMA of the table rows they select;
 //   Softmax, LayerNormalization: row tiles of 128 rows;
 //   element-wise (Unary/Binary classes but casts and roundings): (row tile, column range)
 //                   pieces, like MatMul, when the tensor has at least kMinElementwiseElems.

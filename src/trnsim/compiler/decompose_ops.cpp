@@ -254,7 +254,7 @@ void activation(GraphEditor& e, const Node& n) {
 // Slice with negative steps on a tensor computed at run time (the DMA kernels walk forward):
 // a forward Slice of the same elements (step |s| from the last selected index), then each
 // reversed axis is a Gather with constant indices count-1 .. 0 (width-1 slices up to 64, the
-// one-hot gather kernel beyond).
+// indirect-DMA gather beyond).
 void slice_reversed(GraphEditor& e, const Node& n) {
   Graph& g = e.graph();
   const Shape xs = shape_of(g, n.inputs[0]);

@@ -34,18 +34,6 @@ TilePlan plan2(const SView& v, const Shape& batch, bool swap) {
   return p;
 }
 
-// Rows x cols of a flat row-major HBM tensor whose rows hold `row_len` elements.
-View flat_block(const kernels::Tensor& t, int64_t row_len, Span rows, Span cols) {
-  isa::AccessPattern ap = t.ap();
-  ap.offset = (rows.begin * row_len + cols.begin) * ap.element_bytes();
-  ap.partitions = static_cast<uint16_t>(rows.size);
-  ap.partition_stride = row_len;
-  ap.ndims = 1;
-  ap.dims = {};
-  ap.dims[0] = {1, static_cast<int32_t>(cols.size)};
-  return View(ap, {rows.size, cols.size}, t.buffer());
-}
-
 struct MatmulJob {
   Shape batch;
   int64_t m = 0, k = 0, n = 0;
@@ -54,9 +42,8 @@ struct MatmulJob {
   DType dtype = DType::F32;
 };
 
-// Runs the job split across the node's cores, or with `this_core_only` wholly on the builder's
-// current core (when the caller has split the work itself).
-void matmul_kernel(LowerCtx& ctx, const MatmulJob& j, bool this_core_only = false) {
+// Runs the job split across the node's cores.
+void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
   auto& kb = ctx.kb;
   const TilePlan pa_rows = plan2(j.a, j.batch, false);  // [M, K]
   const TilePlan pa_t = plan2(j.a, j.batch, true);      // [K, M]
@@ -80,7 +67,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j, bool this_core_only = fals
   const auto mtiles = kernels::split(j.m, 128);
   const int64_t row_units = nb * static_cast<int64_t>(mtiles.size());
   int64_t parts = 1;
-  if (row_units < ctx.cores && !this_core_only)
+  if (row_units < ctx.cores)
     parts = column_parts(row_units, j.n, kMinColsPerCore, ctx.cores);
   std::vector<Piece> pieces;
   for (int64_t bi = 0; bi < nb; ++bi)
@@ -153,8 +140,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j, bool this_core_only = fals
       }
     }
   };
-  if (this_core_only) run(0, static_cast<int64_t>(pieces.size()));
-  else for_each_core_share(ctx, static_cast<int64_t>(pieces.size()), run);
+  for_each_core_share(ctx, static_cast<int64_t>(pieces.size()), run);
 }
 
 }  // namespace
@@ -190,95 +176,6 @@ void lower_matmul(LowerCtx& ctx) {
   if (numel(full) == 0) return;
   if (j.k == 0) throw UnsupportedError(fmt::format("unsupported: op MatMul (empty contraction) at node '{}'", n.name));
   matmul_kernel(ctx, j);
-}
-
-void lower_gather(LowerCtx& ctx) {
-  const Node& n = ctx.n;
-  const Graph& g = ctx.g;
-  const Shape& ds = g.tensor(n.inputs[0]).shape;
-  if (normalize_axis(n.i("axis", 0), static_cast<int64_t>(ds.size()), n.name) != 0)
-    throw UnsupportedError(fmt::format("unsupported: op Gather (attribute axis!=0 with indices computed at run time) at node '{}'", n.name));
-  const int64_t V = ds[0], D = numel(ds) / std::max<int64_t>(V, 1), T = numel(g.tensor(n.inputs[1]).shape);
-  if (T == 0 || D == 0) return;
-  auto& kb = ctx.kb;
-  // onehotT[v, t] = (idx[t] (+V if negative) == v), built 128 rows of v at a time. The
-  // vocabulary is divided among the node's cores (core_split.h): each builds its rows of
-  // onehotT and multiplies them with its rows of the table into a partial [T, D]; core 0 adds
-  // the partials. Only one partial holds a nonzero term per element, so the sum is exact and
-  // equal to the one-core result.
-  kernels::Tensor oh = ctx.scratch("onehotT", V * T);
-  const std::string ohname = n.name + ".onehotT";
-  ctx.tensors.emplace(ohname, oh);
-  const kernels::Tensor& idx = ctx.hbm(n.inputs[1]);
-  const int64_t w = std::min<int64_t>(T, 2048);
-  const int64_t vtiles = (V + 127) / 128;
-  std::vector<std::string> partials;
-  for_each_core_share(ctx, vtiles, [&](int64_t first, int64_t last) {
-    const int64_t v0 = first * 128, v1 = std::min(V, last * 128);
-    if (v0 >= v1) return;
-    // (The rings stay allocated through the matmul: freeing them first would make its tiles
-    // wait for their last readers.)
-    TileRing ir(kb, isa::Space::SBUF, {128, w}, DType::F32, 2, n.name + ".idx");
-    TileRing io(kb, isa::Space::SBUF, {128, w}, DType::F32, 2, n.name + ".iota");
-    TileRing tr(kb, isa::Space::SBUF, {128, w}, DType::F32, 2, n.name + ".tmp");
-    for (const Span& vl : kernels::split(v1 - v0, 128)) {
-      const Span vt{v0 + vl.begin, vl.size};
-      for (const Span& tt : kernels::split(T, w)) {
-        View it = kernels::corner(ir.next(), vt.size, tt.size);
-        isa::AccessPattern ap = idx.ap();
-        ap.offset = tt.begin * ap.element_bytes();
-        ap.partitions = static_cast<uint16_t>(vt.size);
-        ap.partition_stride = 0;  // every partition reads the same indices
-        ap.ndims = 1;
-        ap.dims = {};
-        ap.dims[0] = {1, static_cast<int32_t>(tt.size)};
-        kb.load(it, View(ap, {vt.size, tt.size}, idx.buffer()));
-        View t = kernels::corner(tr.next(), vt.size, tt.size);
-        kb.tensor_scalar(t, it, AluOp::IsLt, 0.0f, AluOp::Mul, static_cast<float>(V));
-        kb.tensor_tensor(it, it, t, AluOp::Add);
-        View iv = kernels::corner(io.next(), vt.size, tt.size);
-        kb.iota(iv, static_cast<int32_t>(vt.begin), 1, {0});
-        kb.tensor_tensor(t, it, iv, AluOp::IsEqual);
-        kb.store(flat_block(oh, T, vt, tt), t);
-      }
-    }
-    // out[T, D] (or this core's partial) = onehot[T, v0:v1] @ data[v0:v1, D]; the one-hot
-    // matrix is stored K-major already.
-    MatmulJob j;
-    j.m = T;
-    j.k = v1 - v0;
-    j.n = D;
-    // Selection is exact in any dtype that holds the table's values; fp32 under the fp32 policy.
-    j.dtype = ctx.matmul_dtype == DType::F32 ? DType::F32 : DType::BF16;
-    j.a = SView{ohname, v0 * T, {T, v1 - v0}, {1, T}};
-    j.b = SView{n.inputs[0], v0 * D, {v1 - v0, D}, {D, 1}};
-    std::string out = n.outputs[0];
-    if (ctx.cores > 1 && vtiles > 1) {
-      out = fmt::format("{}.partial{}", n.name, partials.size());
-      ctx.tensors.emplace(out, ctx.scratch(fmt::format("partial{}", partials.size()), T * D));
-      partials.push_back(out);
-    }
-    j.out = row_major(out, {T, D});
-    matmul_kernel(ctx, j, /*this_core_only=*/true);
-  });
-  if (partials.empty()) return;
-  // Core 0 sums the partials, 128 tokens x 512 columns at a time, in core order.
-  const auto& y = ctx.hbm(n.outputs[0]);
-  const int64_t cw = std::min<int64_t>(D, 512);
-  auto rows_of = [&](const kernels::Tensor& t, Span rows, Span cols) { return flat_block(t, D, rows, cols); };
-  TileRing acc(kb, isa::Space::SBUF, {128, cw}, DType::F32, 2, n.name + ".sum");
-  TileRing part(kb, isa::Space::SBUF, {128, cw}, DType::F32, 3, n.name + ".partial");
-  for (const Span& tt : kernels::split(T, 128))
-    for (const Span& ct : kernels::split(D, cw)) {
-      View a = kernels::corner(acc.next(), tt.size, ct.size);
-      kb.load(a, rows_of(ctx.tensors.at(partials[0]), tt, ct));
-      for (size_t c = 1; c < partials.size(); ++c) {
-        View p = kernels::corner(part.next(), tt.size, ct.size);
-        kb.load(p, rows_of(ctx.tensors.at(partials[c]), tt, ct));
-        kb.tensor_tensor(a, a, p, AluOp::Add);
-      }
-      kb.store(rows_of(y, tt, ct), a);
-    }
 }
 
 }  // namespace trnsim::compiler

@@ -1,10 +1,10 @@
 // Lowering of MatMul (numpy semantics: batch broadcasting, 1-D operands) with its fused
-// epilogue, and of Gather with run-time indices (embedding lookup) as a one-hot matmul.
+// epilogue; and of Gather with run-time indices (lower_gather.cpp), an embedding lookup.
 //
 // TensorE computes out[M, N] = stationary[K, M]^T @ moving[K, N] with K on the partitions,
 // so the left operand is needed K-major. Row-major activations (unit stride along K) are
 // loaded with wide DMAs and transposed on TensorE (128x128 blocks through PSUM); operands
-// already K-major (constant weights after folding, the one-hot matrix) load straight.
+// already K-major (constant weights after folding) load straight.
 // The stationary blocks of one row tile are kept for all column tiles when they fit.
 // Operands are rounded to the policy's matmul dtype on the way into SBUF; PSUM accumulates
 // in fp32; the epilogue runs on the fp32 result tile before the store.

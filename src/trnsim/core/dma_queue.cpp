@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "trnsim/core/chip.h"
 #include "trnsim/core/neuron_core.h"
@@ -49,10 +50,22 @@ DmaCost dma_cost(const isa::Dma& d, const hw::DmaSpec& spec) {
 Time DmaQueue::begin(const isa::Instruction& ins, Time t) {
   if (!std::holds_alternative<isa::Dma>(ins.op)) return t;  // a Nop: semaphores only
   const auto& d = std::get<isa::Dma>(ins.op);
-  if (chip_.functional()) {
-    core_.copy(d.src, d.dst);
+  if (d.indirect) {
+    if (chip_.functional()) {
+      // Copied out first: the row copies below reuse the read slots.
+      const float* read = core_.read(d.index, 0);
+      const std::vector<float> index(read, read + d.dst.partitions);
+      for (int p = 0; p < d.dst.partitions; ++p)
+        core_.copy(isa::gathered_row(d, isa::checked_row(d, index[p], p)), d.dst.with_partitions(p, 1));
+    }
+    // Costed as a copy of that many rows: one descriptor per row, so the row length sets the
+    // efficiency (an embedding row of 384 fp32 is 1.5 KiB per descriptor).
+    isa::Dma rows{d.dst, isa::gathered_row(d, 0)};
+    pending_ = dma_cost(rows, core_.spec().dma);
+  } else {
+    if (chip_.functional()) core_.copy(d.src, d.dst);
+    pending_ = dma_cost(d, core_.spec().dma);
   }
-  pending_ = dma_cost(d, core_.spec().dma);
   chip_.queue().schedule(t + Time::from(core_.spec().dma.fixed_overhead), this, kStartFlow);
   return Time::max();
 }

@@ -101,7 +101,7 @@ uint8_t spaces(const isa::Op& op) {
     else if constexpr (std::is_same_v<T, isa::Gather>) { add(o.out); add(o.in); add(o.index); }
     else if constexpr (std::is_same_v<T, isa::Memset> || std::is_same_v<T, isa::Iota>) { add(o.out); }
     else if constexpr (std::is_same_v<T, isa::Matmul>) { add(o.out); add(o.stationary); add(o.moving); }
-    else if constexpr (std::is_same_v<T, isa::Dma>) { add(o.dst); add(o.src); }
+    else if constexpr (std::is_same_v<T, isa::Dma>) { add(o.dst); add(o.src); if (o.indirect) add(o.index); }
     else if constexpr (std::is_same_v<T, isa::Nop>) {}
     else { add(o.out); add(o.in); }  // Transpose, TensorReduce, TensorCopy, BnStats, BnAggr, PartitionReduce/Broadcast
   }, op);

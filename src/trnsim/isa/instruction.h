@@ -198,9 +198,20 @@ struct Gather {
 // ---- DMA ----------------------------------------------------------------------------------
 
 // Copy (converting dtype if they differ) between HBM, SBUF and PSUM (PSUM only as source).
+// Indirect (a gather, the way an embedding lookup runs on the DMA engines): `index` is an SBUF
+// tile of one integral value per destination partition, and src's outermost free dim is the
+// row it selects: dst[p, :] = src[0, index[p], ...]. src then spans the whole table (so
+// dependencies see every row); an index outside [0, src.dims[0].count) is an error.
 struct Dma {
   AccessPattern dst, src;
+  bool indirect = false;
+  AccessPattern index{};
 };
+// The source row `row` of an indirect Dma: src without its outermost free dim, moved to that row.
+AccessPattern gathered_row(const Dma& d, int64_t row);
+// The row an index value selects; throws trnsim::Error naming the partition for a value that
+// is not an integer in [0, src.dims[0].count).
+int64_t checked_row(const Dma& d, float index_value, int partition);
 
 // Only synchronises (waits, then signals); zero cost beyond the issue overhead.
 struct Nop {};

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "trnsim/common/error.h"
 #include "trnsim/isa/instruction.h"
 
 namespace trnsim::isa {
@@ -100,7 +101,7 @@ std::string op_name(const Op& op) {
       [](const PartitionReduce& o) { return fmt::format("partition_reduce.{}", alu_name(o.op)); },
       [](const PartitionBroadcast&) { return std::string("partition_broadcast"); },
       [](const Gather&) { return std::string("gather"); },
-      [](const Dma&) { return std::string("dma"); },
+      [](const Dma& o) { return std::string(o.indirect ? "dma.indirect" : "dma"); },
       [](const Nop&) { return std::string("nop"); }}, op);
 }
 
@@ -140,11 +141,30 @@ int64_t op_bytes(const Op& op) {
   }, op);
 }
 
+AccessPattern gathered_row(const Dma& d, int64_t row) {
+  AccessPattern a = d.src;
+  a.offset += row * a.dims[0].stride * a.element_bytes();
+  for (int i = 1; i < a.ndims; ++i) a.dims[i - 1] = a.dims[i];
+  a.dims[a.ndims - 1] = {};
+  --a.ndims;
+  return a;
+}
+
+int64_t checked_row(const Dma& d, float v, int partition) {
+  const int64_t rows = d.src.dims[0].count;
+  if (!(v >= 0.0f && v < static_cast<float>(rows)) || v != std::floor(v))
+    throw Error(fmt::format("dma.indirect: index {} at partition {} is not a row of the {}-row table", v, partition, rows));
+  return static_cast<int64_t>(v);
+}
+
 std::string describe(const Instruction& ins) {
   std::string s = op_name(ins.op);
   std::visit([&](const auto& o) {
     if constexpr (requires { o.out; }) s += " out=" + o.out.to_string();
-    if constexpr (requires { o.dst; }) s += " dst=" + o.dst.to_string() + " src=" + o.src.to_string();
+    if constexpr (requires { o.dst; }) {
+      s += " dst=" + o.dst.to_string() + " src=" + o.src.to_string();
+      if (o.indirect) s += " index=" + o.index.to_string();
+    }
     if constexpr (requires { o.stationary; })
       s += " stationary=" + o.stationary.to_string() + " moving=" + o.moving.to_string();
     if constexpr (requires { o.in; }) s += " in=" + o.in.to_string();

@@ -61,6 +61,7 @@ TRNSIM_FORMAT_SIZE(Memset, 72);
 TRNSIM_FORMAT_SIZE(Activation, 352);
 TRNSIM_FORMAT_SIZE(Iota, 88);
 TRNSIM_FORMAT_SIZE(Gather, 192);
+TRNSIM_FORMAT_SIZE(Dma, 200);
 TRNSIM_FORMAT_SIZE(HbmTensor, 64);
 #undef TRNSIM_FORMAT_SIZE
 #endif
@@ -141,7 +142,7 @@ template <typename F> void fields(Iota& m, F&& io) { io(m.out); io(m.base); io(m
 template <typename F> void fields(PartitionReduce& m, F&& io) { io(m.out); io(m.in); io(m.op); }
 template <typename F> void fields(PartitionBroadcast& m, F&& io) { io(m.out); io(m.in); }
 template <typename F> void fields(Gather& m, F&& io) { io(m.out); io(m.in); io(m.index); }
-template <typename F> void fields(Dma& m, F&& io) { io(m.dst); io(m.src); }
+template <typename F> void fields(Dma& m, F&& io) { io(m.dst); io(m.src); io(m.indirect); io(m.index); }
 template <typename F> void fields(Nop&, F&&) {}
 
 // Op alternatives built by index (the variant index is what the file stores).

@@ -179,6 +179,13 @@ void reference_execute(const Op& op, ElementMemory& mem) {
       }
     return;
   }
+  if (auto* o = std::get_if<Dma>(&op); o && o->indirect) {
+    for (int p = 0; p < o->dst.partitions; ++p) {
+      const AccessPattern row = gathered_row(*o, checked_row(*o, mem.load(o->index, p, 0), p));
+      for (int64_t j = 0; j < o->dst.free_size(); ++j) mem.store(o->dst, p, j, mem.load(row, 0, j));
+    }
+    return;
+  }
   if (auto* o = std::get_if<Dma>(&op)) {
     // Both sides walked in row-major (partition, free) order; shapes may differ, counts match.
     int64_t fs = o->src.free_size(), fd = o->dst.free_size(), n = o->src.elements();

@@ -136,6 +136,19 @@ void check(const Ctx& c) {
     check_ap(c, d->src, "src", false);
     check_ap(c, d->dst, "dst", false);
     if (d->dst.space == Space::PSUM) c.unsupported("DMA cannot write PSUM");
+    if (d->indirect) {
+      check_ap(c, d->index, "index", true);
+      if (d->index.space != Space::SBUF) c.unsupported("an indirect DMA reads its index from SBUF");
+      if (d->index.partitions != d->dst.partitions || d->index.free_size() != 1)
+        c.shape(fmt::format("index must hold one value per dst partition ({}), got [{}, {}]", d->dst.partitions,
+                            d->index.partitions, d->index.free_size()));
+      if (d->src.space != Space::HBM || d->src.partitions != 1 || d->src.ndims < 2)
+        c.shape("an indirect DMA's src is an HBM table [1, rows, ...] (its outermost free dim is the row)");
+      if (d->src.free_size() / std::max(1, d->src.dims[0].count) != d->dst.free_size())
+        c.shape(fmt::format("a table row has {} elements, a dst partition {}", d->src.free_size() / std::max(1, d->src.dims[0].count),
+                            d->dst.free_size()));
+      return;
+    }
     if (d->src.elements() != d->dst.elements())
       c.shape(fmt::format("src has {} elements, dst {}", d->src.elements(), d->dst.elements()));
     return;

@@ -18,6 +18,7 @@
 #include "trnsim/kernels/kernel_builder.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -362,6 +363,7 @@ Operands operands_of(const isa::Op& op) {
       o.reads.push_back(&x.pred); o.reads.push_back(&x.on_true); o.reads.push_back(&x.on_false);
     }
     if constexpr (std::is_same_v<T, isa::Gather>) o.reads.push_back(&x.index);
+    if constexpr (std::is_same_v<T, isa::Dma>) if (x.indirect) o.reads.push_back(&x.index);
     if constexpr (requires { x.s0; }) {
       if (x.s0.is_tensor) o.reads.push_back(&x.s0.ap);
       if (x.s1.is_tensor) o.reads.push_back(&x.s1.ap);
@@ -521,6 +523,27 @@ void KernelBuilder::store(const View& dst, const View& src, const Opts& o) {
 
 void KernelBuilder::dma(const View& dst, const View& src, const Opts& o) {
   emit(Engine::Dma, o.queue, isa::Dma{dst.ap(), src.ap()}, o);
+}
+
+void KernelBuilder::dma_gather(const View& dst, const Tensor& table, const View& index, const Opts& o) {
+  const auto& s = table.shape();
+  const int64_t rows = s.empty() ? 0 : s[0];
+  int64_t row = 1;
+  for (size_t i = 1; i < s.size(); ++i) row *= s[i];
+  const std::string who = o.name + (o.name.empty() ? "" : ": ") + "dma_gather";
+  if (rows < 1 || rows > INT32_MAX || row > INT32_MAX)
+    throw ShapeError(fmt::format("{}: table '{}' of shape {} (rows and row length must fit 32 bits)", who, table.name(), shape_str(s)));
+  if (dst.free_size() != row)
+    throw ShapeError(fmt::format("{}: a row of '{}' has {} elements, a dst partition {}", who, table.name(), row, dst.free_size()));
+  AccessPattern src = table.ap();  // the whole table as [1, rows, row]
+  src.offset = 0;
+  src.partitions = 1;
+  src.partition_stride = 0;
+  src.ndims = 2;
+  src.dims = {};
+  src.dims[0] = {static_cast<int32_t>(row), static_cast<int32_t>(rows)};
+  src.dims[1] = {1, static_cast<int32_t>(row)};
+  emit(Engine::Dma, o.queue, isa::Dma{dst.ap(), src, true, index.ap()}, o);
 }
 
 void KernelBuilder::matmul(const View& out, const View& stationary, const View& moving, bool start,

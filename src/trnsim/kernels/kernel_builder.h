@@ -149,6 +149,10 @@ class KernelBuilder {
   void load(const View& dst, const View& src, const Opts& o = {});   // HBM -> SBUF
   void store(const View& dst, const View& src, const Opts& o = {});  // SBUF/PSUM -> HBM
   void dma(const View& dst, const View& src, const Opts& o = {});    // any legal pair
+  // Indirect DMA, an embedding lookup: dst partition p <- row index[p] of `table` (its first
+  // axis is the row; a row is the rest, dst's free size). index: [P, 1] in SBUF, integral
+  // values; one out of range stops a functional run with an error naming it.
+  void dma_gather(const View& dst, const Tensor& table, const View& index, const Opts& o = {});
 
   // ---- TensorE
   void matmul(const View& out, const View& stationary, const View& moving, bool start = true,

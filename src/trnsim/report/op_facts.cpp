@@ -21,7 +21,8 @@ double op_hbm_bytes(const isa::Op& op) {
   const auto* d = std::get_if<isa::Dma>(&op);
   if (!d) return 0;
   double b = 0;
-  if (d->src.space == isa::Space::HBM) b += static_cast<double>(d->src.bytes());
+  // An indirect DMA reads only the rows it selects: as many bytes as one row per dst partition.
+  if (d->src.space == isa::Space::HBM) b += static_cast<double>(d->indirect ? d->dst.elements() * d->src.element_bytes() : d->src.bytes());
   if (d->dst.space == isa::Space::HBM) b += static_cast<double>(d->dst.bytes());
   return b;
 }
