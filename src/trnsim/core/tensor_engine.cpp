@@ -180,10 +180,16 @@ void TensorEngine::execute(const isa::Matmul& mm) {
 void TensorEngine::execute(const isa::Transpose& tr) {
   const int P = tr.in.partitions;
   const int64_t F = tr.in.free_size();
-  float* in = core_.read(tr.in, 0);
-  float* out = core_.read(tr.out, 1);  // sized [F, P]
-  for (int p = 0; p < P; ++p)
-    for (int64_t f = 0; f < F; ++f) out[f * P + p] = in[p * F + f];
+  const float* in = core_.read(tr.in, 0);
+  float* out = core_.scratch(static_cast<size_t>(F) * static_cast<size_t>(P), 1);  // [F, P], all written
+  // In 32 x 32 blocks: both sides stay in cache (a row-by-row walk strides P floats per write).
+  constexpr int64_t kB = 32;
+  for (int64_t p0 = 0; p0 < P; p0 += kB)
+    for (int64_t f0 = 0; f0 < F; f0 += kB) {
+      const int64_t p1 = std::min<int64_t>(P, p0 + kB), f1 = std::min<int64_t>(F, f0 + kB);
+      for (int64_t p = p0; p < p1; ++p)
+        for (int64_t f = f0; f < f1; ++f) out[f * P + p] = in[p * F + f];
+    }
   core_.write(tr.out, out);
 }
 
