@@ -36,12 +36,12 @@ try:  # the narrow float types (fp8 e4m3fn / e5m2, fp4 e2m1); ml_dtypes comes wi
 except ImportError:  # pragma: no cover
     pass
 
-# Value specialisation: an integer graph input that reaches a shape operand (Reshape's shape,
+# Value specialisation: a small graph input that reaches a shape operand (Reshape's shape,
 # Slice's starts/ends/axes/steps, Reduce*/Squeeze/Unsqueeze axes, Pad's pads, Expand's shape,
-# ConstantOfShape, Range, ...) is bound to its run-time value as a constant, and the program is
-# compiled (and cached) per (input shapes, values of those inputs).
+# ConstantOfShape, Range, Resize's scales, ...) is bound to its run-time value as a constant,
+# and the program is compiled (and cached) per (input shapes, values of those inputs).
 _SPEC_MAX_ELEMS = 64
-_SPEC_ELEM_TYPES = (6, 7)  # ONNX INT32, INT64
+_SPEC_ELEM_TYPES = {6: np.int32, 7: np.int64, 1: np.float32, 11: np.float64}  # ONNX type -> numpy
 
 
 def _model_source(model: Any):
@@ -74,6 +74,13 @@ class CompiledModel:
             if not self._spec:  # _compile noted the inputs to specialise on, if any
                 raise
             self._c = None  # compiled at the first run, once the values are known
+        except _core.ShapeError:
+            # Free input axes default to 1 (or batch / dims) until a run brings real shapes; a
+            # model that cannot take 1 there (a 2 x 2 pooling window over a 1 x 1 image) is
+            # compiled at its first run instead. A model without free axes has no such excuse.
+            if not self._has_free_axes():
+                raise
+            self._c = None
         self._last = self._c
         self._last_spec: Dict[str, Any] = {}
         self._report: Dict[str, Any] = {"compile_time_s": self._c.compile_time_s if self._c else 0.0}
@@ -122,6 +129,24 @@ class CompiledModel:
             self._proto = onnx.load(self._src.decode()) if self._is_path else onnx.load_from_string(self._src)
         return self._proto
 
+    def _has_free_axes(self) -> bool:
+        """Whether any graph input has a symbolic axis that neither batch nor dims sets."""
+        try:
+            g = self._model_proto().graph
+        except Exception:  # onnx missing or the model does not parse: keep the original error
+            return False
+        inits = {t.name for t in g.initializer}
+        for i in g.input:
+            if i.name in inits:
+                continue
+            for k, d in enumerate(i.type.tensor_type.shape.dim):
+                if d.HasField("dim_value"):
+                    continue
+                if f"{i.name}[{k}]" in self._dims or d.dim_param in self._dims or (k == 0 and self.batch):
+                    continue
+                return True
+        return False
+
     def _note_specialisation(self, e: Exception) -> bool:
         """Adds the small integer graph inputs among the tensors a ConstantRequiredError names
         to the specialised set; False when it names none (or is another refusal)."""
@@ -164,7 +189,7 @@ class CompiledModel:
                 p.CopyFrom(self._model_proto())
                 types = {i.name: i.type.tensor_type.elem_type for i in p.graph.input}
                 for n, v in vals.items():
-                    dt = np.int32 if types[n] == 6 else np.int64
+                    dt = _SPEC_ELEM_TYPES[types[n]]
                     p.graph.initializer.append(numpy_helper.from_array(np.asarray(v, dtype=dt), n))
                 src, is_path = p.SerializeToString(), False
             try:
@@ -181,6 +206,10 @@ class CompiledModel:
     def input_names(self) -> List[str]:
         if self._all_inputs is not None:
             return list(self._all_inputs)
+        if self._c is None:  # compiled at the first run: the model's own list
+            g = self._model_proto().graph
+            inits = {t.name for t in g.initializer}
+            return [i.name for i in g.input if i.name not in inits]
         return list(self._c.input_names)
 
     @property
@@ -194,8 +223,9 @@ class CompiledModel:
     def input_shapes(self) -> Dict[str, tuple]:
         c = self._c or self._last
         if c is None:
-            raise _core.ShapeError("the input shapes are known after the first run: the program is specialised on "
-                                   f"the values of inputs {self._spec}")
+            why = (f"the program is specialised on the values of inputs {self._spec}" if self._spec
+                   else "the model's free input axes are bound by the first run's inputs")
+            raise _core.ShapeError(f"the input shapes are known after the first run: {why}")
         s = c.shapes
         return {n: tuple(s[n]) for n in c.input_names}
 
@@ -245,9 +275,12 @@ class CompiledModel:
         shapes = {n: list(a.shape) for n, a in arrays.items()}
         if self._spec:
             for n in self._spec:
-                if n in arrays and (arrays[n].dtype.kind not in "iu" or arrays[n].size > _SPEC_MAX_ELEMS):
+                types = {i.name: i.type.tensor_type.elem_type for i in self._model_proto().graph.input}
+                want_int = types.get(n) in (6, 7)
+                if n in arrays and ((arrays[n].dtype.kind in "iu") != want_int or arrays[n].dtype.kind not in "iuf"
+                                    or arrays[n].size > _SPEC_MAX_ELEMS):
                     raise _core.UnsupportedError(f"unsupported: input '{n}' reaches a shape operand; it must be a small "
-                                                 f"integer array (at most {_SPEC_MAX_ELEMS} elements)")
+                                                 f"integer or float array (at most {_SPEC_MAX_ELEMS} elements)")
             c, spec_vals = self._compile(shapes, arrays)
         elif self._c is not None and all(tuple(v) == tuple(self._c.shapes[n]) for n, v in shapes.items()):
             c, spec_vals = self._c, {}

@@ -74,6 +74,8 @@ def make_inputs(specs, seed: int = 0, batch: int | None = None, dims: dict[str, 
         for k, d in enumerate(shape):
             if isinstance(d, int) and d > 0:
                 concrete.append(d)
+            elif f"{name}[{k}]" in dims:  # by position, as the compiler reads --dim x[2]=48
+                concrete.append(dims[f"{name}[{k}]"])
             elif isinstance(d, str) and d in dims:
                 concrete.append(dims[d])
             elif k == 0 and batch is not None:
@@ -261,7 +263,10 @@ def run(args: argparse.Namespace) -> int:
         compile_wall = time.perf_counter() - t0
         if not args.inputs:  # the compiled shapes win where they are concrete (batch, folded dims)
             specs = model_inputs(model_bytes)
-            shapes = dict(getattr(cm, "input_shapes", {}) or {})
+            try:
+                shapes = dict(cm.input_shapes)
+            except trnsim.ShapeError:  # compiled at the first run (free axes that cannot be 1)
+                shapes = {}
             specs = [(n, dt, list(shapes[n]) if n in shapes and all(
                 isinstance(d, int) and d > 0 for d in shapes[n]) else dims_) for n, dt, dims_ in specs]
             feeds = make_inputs(specs, args.seed, args.batch, dims, args.int_high)

@@ -1,6 +1,7 @@
 #include "trnsim/compiler/compile.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -122,22 +123,34 @@ CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& o
     if (opt.keep_ir) r.ir = dump(g);
     cm.passes.push_back(std::move(r));
   };
-  run("bind-inputs", false, [&] { bind_inputs(g, opt.input_shapes, opt.dims, opt.batch); });
-  run("shape-inference", true, [&] { infer_shapes(g); });
-  run("constant-folding", true, [&] { fold_constants(g); eliminate_dead_code(g); });
-  run("decomposition", true, [&] { decompose(g); });
-  run("constant-folding", true, [&] { fold_constants(g); eliminate_dead_code(g); });
-  if (opt.cores < 0 || opt.cores > chip.neuron_cores)
-    throw ConfigError(fmt::format("--cores {}: {} has {} NeuronCores", opt.cores, chip.name, chip.neuron_cores));
-  const int cores = opt.cores == 0 ? chip.neuron_cores : opt.cores;
-  if (opt.fuse) run("attention-fusion", true, [&] { fuse_attention(g); });
-  if (opt.fuse) run("fusion", true, [&] { fuse_epilogues(g); });
-  run("dead-code", true, [&] { eliminate_dead_code(g); });
-  run("core-split", true, [&] { split_across_cores(g, cores); });
-  run("memory-planning", true, [&] { cm.hbm = plan_hbm(g, chip); });
-  run("lowering", true, [&] {
-    for (const auto& n : g.nodes) cm.segments.push_back(lower_node(g, n, chip, opt.policy));
-  });
+  std::vector<std::string> defaulted;
+  run("bind-inputs", false, [&] { defaulted = bind_inputs(g, opt.input_shapes, opt.dims, opt.batch); });
+  auto passes = [&] {
+    run("shape-inference", true, [&] { infer_shapes(g); });
+    run("constant-folding", true, [&] { fold_constants(g); eliminate_dead_code(g); });
+    run("decomposition", true, [&] { decompose(g); });
+    run("constant-folding", true, [&] { fold_constants(g); eliminate_dead_code(g); });
+    if (opt.cores < 0 || opt.cores > chip.neuron_cores)
+      throw ConfigError(fmt::format("--cores {}: {} has {} NeuronCores", opt.cores, chip.name, chip.neuron_cores));
+    const int cores = opt.cores == 0 ? chip.neuron_cores : opt.cores;
+    if (opt.fuse) run("attention-fusion", true, [&] { fuse_attention(g); });
+    if (opt.fuse) run("fusion", true, [&] { fuse_epilogues(g); });
+    run("dead-code", true, [&] { eliminate_dead_code(g); });
+    run("core-split", true, [&] { split_across_cores(g, cores); });
+    run("memory-planning", true, [&] { cm.hbm = plan_hbm(g, chip); });
+    run("lowering", true, [&] {
+      for (const auto& n : g.nodes) cm.segments.push_back(lower_node(g, n, chip, opt.policy));
+    });
+  };
+  try {
+    passes();
+  } catch (const ShapeError& e) {
+    // A model whose free axes cannot be 1 (a pooling window over a 1 x 1 image) fails with
+    // a shape error far from its cause: say which axes were guessed and how to give them.
+    if (defaulted.empty()) throw;
+    throw ShapeError(fmt::format("{} (symbolic input axes were set to 1: {}; give their sizes with --dim NAME=SIZE "
+                                 "or --dim INPUT[AXIS]=SIZE, or real inputs with --inputs file.npz)", e.what(), fmt::join(defaulted, ", ")));
+  }
   // A graph output that is a constant or an input is copied by the runtime (no kernel).
   cm.inputs = g.inputs;
   cm.outputs = g.outputs;

@@ -518,6 +518,7 @@ void decompose(Graph& g) {
       case OpKind::Shrink:
       case OpKind::PRelu: activation(e, n); break;
       case OpKind::Tile: tile(e, n); break;
+      case OpKind::Resize: resize(e, n); break;
       case OpKind::Slice: {
         const auto sr = slice_ranges(g, n, shape_of(g, n.inputs[0]));
         if (std::any_of(sr.begin(), sr.end(), [](const SliceRange& r) { return r.step < 0; })) slice_reversed(e, n);

@@ -11,6 +11,7 @@
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/decompose_steps.h"
 #include "trnsim/compiler/op_params.h"
+#include "trnsim/compiler/resize_params.h"
 #include "trnsim/compiler/shape_inference.h"
 
 namespace trnsim::compiler::decomp {
@@ -311,6 +312,33 @@ void tile(GraphEditor& e, const Node& n) {
   }
   std::string y = reshape(e, n.name + ".split", n.inputs[0], split);
   y = e.add(OpKind::Expand, n.name, {y, e.ints("shape", big)});
+  finish(e, n, y);
+}
+
+// Resize (nearest, linear): per resized axis one MatMul by its constant [out, in] interpolation
+// matrix (resize_params.h): the last axis as x [rows, in] @ M^T, another as M @ x [.., in, rest]
+// (batched over the axes before it). Exact selection for nearest; linear's weights in fp32.
+void resize(GraphEditor& e, const Node& n) {
+  Graph& g = e.graph();
+  Shape cur = shape_of(g, n.inputs[0]);
+  const ResizeParams p = resize_params(g, n, cur);
+  std::string y = n.inputs[0];
+  for (const ResizeAxis& ax : p.axes) {
+    const size_t a = static_cast<size_t>(ax.axis);
+    const int64_t before = numel(Shape(cur.begin(), cur.begin() + static_cast<long>(a)));
+    const int64_t after = numel(Shape(cur.begin() + static_cast<long>(a) + 1, cur.end()));
+    if (after == 1) {
+      std::vector<double> mt(ax.matrix.size());
+      for (int64_t i = 0; i < ax.out; ++i)
+        for (int64_t j = 0; j < ax.in; ++j) mt[static_cast<size_t>(j * ax.out + i)] = ax.matrix[static_cast<size_t>(i * ax.in + j)];
+      y = reshape(e, n.name + ".rows", y, {before, ax.in});
+      y = e.add(OpKind::MatMul, n.name + ".interp", {y, e.constant("interpT", {ax.in, ax.out}, mt)});
+    } else {
+      y = reshape(e, n.name + ".rows", y, {before, ax.in, after});
+      y = e.add(OpKind::MatMul, n.name + ".interp", {e.constant("interp", {ax.out, ax.in}, ax.matrix), y});
+    }
+    cur[a] = ax.out;
+  }
   finish(e, n, y);
 }
 

@@ -29,5 +29,6 @@ void gather_elements(GraphEditor& e, const Node& n);
 void activation(GraphEditor& e, const Node& n);
 void slice_reversed(GraphEditor& e, const Node& n);
 void tile(GraphEditor& e, const Node& n);
+void resize(GraphEditor& e, const Node& n);
 
 }  // namespace trnsim::compiler::decomp

@@ -99,6 +99,9 @@ const std::vector<OpInfo>& table() {
       {K::GatherElements, "GatherElements", C::Movement, 2, 2, {"axis"}},
       {K::Size, "Size", C::Shape, 1, 1, {}},
       {K::Tile, "Tile", C::Movement, 2, 2, {}},
+      {K::Resize, "Resize", C::Movement, 2, 4, {"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
+                                               "exclude_outside", "extrapolation_value", "antialias", "axes",
+                                               "keep_aspect_ratio_policy"}},
   };
   return t;
 }
@@ -106,7 +109,7 @@ const std::vector<OpInfo>& table() {
 }  // namespace
 
 // Every enumerator has its row, in enum order (checked once at start-up by op_info's index).
-static_assert(static_cast<int>(OpKind::kCount) == 87, "op table: add the new op's row and update this count");
+static_assert(static_cast<int>(OpKind::kCount) == 88, "op table: add the new op's row and update this count");
 
 const std::vector<OpInfo>& op_table() { return table(); }
 

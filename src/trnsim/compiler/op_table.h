@@ -24,7 +24,7 @@ enum class OpKind : uint8_t {
   FusedAttention,  // made by the attention-fusion pass (fuse_attention.h), not an ONNX op
   // shape and data movement
   Reshape, Flatten, Transpose, Concat, Slice, Gather, Expand, Unsqueeze, Squeeze, Shape,
-  ConstantOfShape, Constant, Range, Pad, Split, GatherElements, Size, Tile,
+  ConstantOfShape, Constant, Range, Pad, Split, GatherElements, Size, Tile, Resize,
   kCount
 };
 

@@ -8,6 +8,7 @@
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/host_eval.h"
 #include "trnsim/compiler/op_params.h"
+#include "trnsim/compiler/resize_params.h"
 
 namespace trnsim::compiler {
 namespace {
@@ -70,8 +71,9 @@ void dropout_check(const Graph& g, const Node& n) {
     throw UnsupportedError(fmt::format("unsupported: op Dropout (attribute training_mode = 1 with ratio = {:g}: random masks) at node '{}'", ratio, n.name));
 }
 
-void bind_inputs(Graph& g, const std::map<std::string, Shape>& shapes,
-                 const std::map<std::string, int64_t>& dims, int64_t batch) {
+std::vector<std::string> bind_inputs(Graph& g, const std::map<std::string, Shape>& shapes,
+                                     const std::map<std::string, int64_t>& dims, int64_t batch) {
+  std::vector<std::string> defaulted;
   for (const auto& name : g.inputs) {
     auto& t = g.tensor(name);
     if (t.dim_params.size() != t.shape.size()) t.dim_params.assign(t.shape.size(), "");
@@ -86,12 +88,15 @@ void bind_inputs(Graph& g, const std::map<std::string, Shape>& shapes,
     } else {
       for (size_t i = 0; i < t.shape.size(); ++i) {
         if (t.dim_params[i].empty()) continue;
-        auto d = dims.find(t.dim_params[i]);
+        auto d = dims.find(fmt::format("{}[{}]", name, i));  // by position: unnamed axes ('?') too
+        if (d == dims.end()) d = dims.find(t.dim_params[i]);
         t.shape[i] = d != dims.end() ? d->second : (i == 0 ? batch : 1);
+        if (d == dims.end() && i != 0) defaulted.push_back(fmt::format("{}[{}] '{}'", name, i, t.dim_params[i]));
       }
     }
     t.shape_known = true;
   }
+  return defaulted;
 }
 
 void infer_node(Graph& g, const Node& n) {
@@ -267,6 +272,7 @@ void infer_node(Graph& g, const Node& n) {
       set(0, s, xt);
       return;
     }
+    case OpKind::Resize: set(0, resize_params(g, n, x).out, xt); return;
     case OpKind::Tile: {
       auto reps = const_ints(g, n, 1);
       if (static_cast<int64_t>(reps.size()) != rank)

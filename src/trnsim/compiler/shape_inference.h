@@ -11,10 +11,12 @@
 namespace trnsim::compiler {
 
 // Sets the concrete shape of each graph input: `shapes` (by input name) wins, then
-// `dims` (by symbolic axis name), then `batch` for a symbolic first axis; any other symbolic
-// axis is 1. Throws ShapeError when a given shape disagrees with a fixed axis.
-void bind_inputs(Graph& g, const std::map<std::string, Shape>& shapes,
-                 const std::map<std::string, int64_t>& dims, int64_t batch);
+// `dims` (by "input[axis]", then by symbolic axis name), then `batch` for a symbolic first
+// axis; any other symbolic
+// axis is 1. Throws ShapeError when a given shape disagrees with a fixed axis. Returns the
+// axes other than the first that were set to 1 that way ("x[2] 'height'"), for error hints.
+std::vector<std::string> bind_inputs(Graph& g, const std::map<std::string, Shape>& shapes,
+                                     const std::map<std::string, int64_t>& dims, int64_t batch);
 
 // Infers the outputs of one node from its inputs (shapes must be known).
 void infer_node(Graph& g, const Node& n);

@@ -22,8 +22,10 @@ SpecialisedModel compile_specialised(const compiler::Graph& g, const hw::ChipSpe
       for (const auto& t : e.tensors()) {
         auto in = std::find(bound.inputs.begin(), bound.inputs.end(), t);
         auto v = values.find(t);
-        if (in == bound.inputs.end() || v == values.end() || !v->second.integral() ||
-            v->second.values.size() > kMaxSpecialisedElements || !compiler::is_integral(bound.tensor(t).type))
+        // Integer shape operands, and small float ones (Resize's scales); the array's kind must
+        // be the input's (a float array is no integer shape).
+        if (in == bound.inputs.end() || v == values.end() || v->second.values.size() > kMaxSpecialisedElements ||
+            v->second.integral() != compiler::is_integral(bound.tensor(t).type))
           continue;
         if (std::find(names.begin(), names.end(), t) == names.end()) names.push_back(t);
       }

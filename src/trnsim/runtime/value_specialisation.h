@@ -21,7 +21,8 @@ struct SpecialisedModel {
 };
 
 // Compiles `g` with the arrays' shapes as the input shapes; on a ConstantRequiredError that
-// names integer graph inputs (at most kMaxSpecialisedElements values each) present in
+// names graph inputs (at most kMaxSpecialisedElements values each: integer shape operands,
+// Resize's float scales) present in
 // `values`, binds them as constants and compiles again. Other errors, or one naming no such
 // input, propagate unchanged.
 SpecialisedModel compile_specialised(const compiler::Graph& g, const hw::ChipSpec& chip,

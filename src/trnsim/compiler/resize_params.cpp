@@ -1,0 +1,137 @@
+#include "trnsim/compiler/resize_params.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "trnsim/common/error.h"
+#include "trnsim/compiler/op_params.h"
+#include "trnsim/compiler/op_table.h"
+#include "trnsim/compiler/shape_util.h"
+
+namespace trnsim::compiler {
+
+namespace {
+[[noreturn]] void refuse(const Node& n, const std::string& what) {
+  throw UnsupportedError(fmt::format("unsupported: op Resize (attribute {}) at node '{}'", what, n.name));
+}
+
+std::vector<double> const_doubles(const Graph& g, const Node& n, size_t input) {
+  const std::string& name = n.inputs.at(input);
+  if (!g.is_const(name))
+    throw ConstantRequiredError(fmt::format("unsupported: op Resize (input {} '{}' computed at run time; it must be constant) at node '{}'",
+                                            input, name, n.name), {name});
+  return *g.tensor(name).data;
+}
+
+// The input coordinate that output coordinate x samples (ONNX's coordinate_transformation_mode).
+double source_coordinate(const std::string& mode, double x, double scale, int64_t in, int64_t out) {
+  if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (mode == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (mode == "align_corners") {
+    // The resized length before flooring (in x scale), as onnx.reference and onnxruntime use it.
+    const double resized = static_cast<double>(in) * scale;
+    return resized == 1.0 ? 0.0 : x * static_cast<double>(in - 1) / (resized - 1.0);
+  }
+  if (mode == "asymmetric") return x / scale;
+  if (mode == "half_pixel_symmetric") {
+    const double adjustment = static_cast<double>(out) / (scale * static_cast<double>(in));
+    const double center = static_cast<double>(in) / 2.0;
+    const double offset = center * (1.0 - adjustment);
+    return offset + (x + 0.5) / scale - 0.5;
+  }
+  return x / scale;  // not reached: checked by resize_params
+}
+
+int64_t nearest_index(const std::string& mode, double x) {
+  const double f = std::floor(x);
+  if (x == f) return static_cast<int64_t>(f);
+  if (mode == "floor") return static_cast<int64_t>(f);
+  if (mode == "ceil") return static_cast<int64_t>(f) + 1;
+  const double frac = x - f;
+  if (mode == "round_prefer_ceil") return static_cast<int64_t>(frac >= 0.5 ? f + 1 : f);
+  return static_cast<int64_t>(frac > 0.5 ? f + 1 : f);  // round_prefer_floor
+}
+}  // namespace
+
+ResizeParams resize_params(const Graph& g, const Node& n, const Shape& in) {
+  const int64_t rank = static_cast<int64_t>(in.size());
+  // Resize-10 has inputs (X, scales) and samples like Upsample: asymmetric, floor.
+  const bool v10 = n.inputs.size() == 2;
+  const std::string mode = n.s("mode", "nearest");
+  const std::string ctm = v10 ? "asymmetric" : n.s("coordinate_transformation_mode", "half_pixel");
+  const std::string nearest = v10 ? "floor" : n.s("nearest_mode", "round_prefer_floor");
+  if (mode != "nearest" && mode != "linear") refuse(n, "mode = " + mode);
+  // tf_half_pixel_for_centers (Resize-11 only) has no reference left to check it against:
+  // neither onnx.reference nor onnxruntime implements it.
+  if (ctm == "tf_crop_and_resize" || ctm == "tf_half_pixel_for_centers") refuse(n, "coordinate_transformation_mode = " + ctm);
+  if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" && ctm != "align_corners" && ctm != "asymmetric" &&
+      ctm != "half_pixel_symmetric")
+    throw ShapeError(fmt::format("node '{}': Resize coordinate_transformation_mode '{}' is not an ONNX mode", n.name, ctm));
+  if (nearest != "round_prefer_floor" && nearest != "round_prefer_ceil" && nearest != "floor" && nearest != "ceil")
+    throw ShapeError(fmt::format("node '{}': Resize nearest_mode '{}' is not an ONNX mode", n.name, nearest));
+  if (n.s("keep_aspect_ratio_policy", "stretch") != "stretch")
+    refuse(n, "keep_aspect_ratio_policy = " + n.s("keep_aspect_ratio_policy", ""));
+  std::vector<int64_t> axes = n.ints("axes", {});
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  for (auto& a : axes) a = normalize_axis(a, rank, n.name);
+
+  // Per listed axis: sizes win when given; else scales (output = floor(in * scale)).
+  const size_t scales_at = v10 ? 1 : 2, sizes_at = 3;
+  const bool has_sizes = !v10 && n.inputs.size() > sizes_at && !n.inputs[sizes_at].empty() &&
+                         numel(g.tensor(n.inputs[sizes_at]).shape) > 0;
+  std::vector<double> scale(axes.size(), 1.0);
+  ResizeParams p;
+  p.out = in;
+  if (has_sizes) {
+    const auto sizes = const_ints(g, n, sizes_at);
+    if (sizes.size() != axes.size())
+      throw ShapeError(fmt::format("node '{}': Resize has {} sizes for {} axes", n.name, sizes.size(), axes.size()));
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (sizes[i] < 1) throw ShapeError(fmt::format("node '{}': Resize size {} must be positive", n.name, sizes[i]));
+      p.out[axes[i]] = sizes[i];
+      scale[i] = static_cast<double>(sizes[i]) / static_cast<double>(in[axes[i]]);
+    }
+  } else {
+    if (n.inputs.size() <= scales_at || n.inputs[scales_at].empty())
+      throw ShapeError(fmt::format("node '{}': Resize needs scales or sizes", n.name));
+    const auto sc = const_doubles(g, n, scales_at);
+    if (sc.size() != axes.size())
+      throw ShapeError(fmt::format("node '{}': Resize has {} scales for {} axes", n.name, sc.size(), axes.size()));
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const float s = static_cast<float>(sc[i]);  // ONNX scales are float: compute as onnxruntime does
+      if (!(s > 0)) throw ShapeError(fmt::format("node '{}': Resize scale {} must be positive", n.name, sc[i]));
+      p.out[axes[i]] = static_cast<int64_t>(std::floor(static_cast<double>(in[axes[i]]) * static_cast<double>(s)));
+      scale[i] = s;
+    }
+  }
+  if (n.i("antialias", 0) != 0 && mode == "linear")
+    for (size_t i = 0; i < axes.size(); ++i)
+      if (scale[i] < 1.0) refuse(n, "antialias = 1 when downsampling");
+
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t a = axes[i], ni = in[a], no = p.out[a];
+    if (ni == no && scale[i] == 1.0) continue;  // sampled at the same points: the identity
+    if (ni < 1 || no < 1) throw ShapeError(fmt::format("node '{}': Resize of an empty axis {}", n.name, a));
+    ResizeAxis ax{a, ni, no, std::vector<double>(static_cast<size_t>(no * ni), 0.0)};
+    for (int64_t o = 0; o < no; ++o) {
+      const double x = source_coordinate(ctm, static_cast<double>(o), scale[i], ni, no);
+      double* row = ax.matrix.data() + o * ni;
+      if (mode == "nearest") {
+        row[std::clamp<int64_t>(nearest_index(nearest, x), 0, ni - 1)] = 1.0;
+      } else {  // linear, edge-clamped (onnx.reference pads with the edge values)
+        const double c = std::clamp(x, 0.0, static_cast<double>(ni - 1));
+        const int64_t x0 = static_cast<int64_t>(std::floor(c)), x1 = std::min(x0 + 1, ni - 1);
+        const double w = c - static_cast<double>(x0);
+        row[x0] += 1.0 - w;
+        row[x1] += w;
+      }
+    }
+    p.axes.push_back(std::move(ax));
+  }
+  return p;
+}
+
+}  // namespace trnsim::compiler
