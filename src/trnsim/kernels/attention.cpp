@@ -209,7 +209,8 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
     for (size_t g0 = 0; g0 < q_tiles.size(); g0 += group_size) {
       std::vector<QueryTile> group;
       for (size_t i = g0; i < std::min(q_tiles.size(), g0 + group_size); ++i) {
-        QueryTile t{q_tiles[i]};
+        QueryTile t;
+        t.rows = q_tiles[i];
         const int64_t p = t.rows.size;
         View ql = corner(ld_ring.next(), p, n.d);
         kb.load(ql, spec.q.rows(h, t.rows.range(), {0, n.d}));

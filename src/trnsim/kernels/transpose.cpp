@@ -44,7 +44,9 @@ void transpose_tensor(KernelBuilder& kb, const Tensor& in, const Tensor& out) {
                        tiles[i].slice({{0, row_tiles[i].size}, ct.range()}));
         View ot = corner(orr.next(), ct.size, rb.size);
         // Alternate the PSUM evacuation between VectorE and ScalarE so neither is the bottleneck.
-        kb.copy(ot, ps, Opts{.engine = (copies++ % 2) ? Engine::Scalar : Engine::Vector});
+        Opts evac;
+        evac.engine = (copies++ % 2) ? Engine::Scalar : Engine::Vector;
+        kb.copy(ot, ps, evac);
         kb.store(out.slice({{cb.begin + ct.begin, cb.begin + ct.end()}, rb.range()}), ot);
       }
     }
