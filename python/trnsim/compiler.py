@@ -129,16 +129,23 @@ class CompiledModel:
             self._proto = onnx.load(self._src.decode()) if self._is_path else onnx.load_from_string(self._src)
         return self._proto
 
+    def _graph_inputs(self):
+        """The model's graph inputs that are not initializers (onnx ValueInfoProtos)."""
+        g = self._model_proto().graph
+        inits = {t.name for t in g.initializer}
+        return [i for i in g.input if i.name not in inits]
+
+    def _input_types(self) -> Dict[str, int]:
+        """ONNX element type of each graph input."""
+        return {i.name: i.type.tensor_type.elem_type for i in self._graph_inputs()}
+
     def _has_free_axes(self) -> bool:
         """Whether any graph input has a symbolic axis that neither batch nor dims sets."""
         try:
-            g = self._model_proto().graph
+            inputs = self._graph_inputs()
         except Exception:  # onnx missing or the model does not parse: keep the original error
             return False
-        inits = {t.name for t in g.initializer}
-        for i in g.input:
-            if i.name in inits:
-                continue
+        for i in inputs:
             for k, d in enumerate(i.type.tensor_type.shape.dim):
                 if d.HasField("dim_value"):
                     continue
@@ -153,17 +160,15 @@ class CompiledModel:
         if not isinstance(e, _core.ConstantRequiredError):
             return False
         try:
-            g = self._model_proto().graph
+            inputs = self._graph_inputs()
         except Exception:  # onnx missing or the model does not parse: keep the original error
             return False
-        inits = {t.name for t in g.initializer}
-        cands = {i.name for i in g.input if i.name not in inits
-                 and i.type.tensor_type.elem_type in _SPEC_ELEM_TYPES and i.name not in self._spec}
+        cands = {i.name for i in inputs if i.type.tensor_type.elem_type in _SPEC_ELEM_TYPES and i.name not in self._spec}
         names = list(dict.fromkeys(t for t in e.tensors if t in cands))
         if not names:
             return False
         if self._all_inputs is None:
-            self._all_inputs = [i.name for i in g.input if i.name not in inits]
+            self._all_inputs = [i.name for i in inputs]
         self._spec.extend(names)
         return True
 
@@ -187,7 +192,7 @@ class CompiledModel:
                 from onnx import numpy_helper
                 p = onnx.ModelProto()
                 p.CopyFrom(self._model_proto())
-                types = {i.name: i.type.tensor_type.elem_type for i in p.graph.input}
+                types = self._input_types()
                 for n, v in vals.items():
                     dt = _SPEC_ELEM_TYPES[types[n]]
                     p.graph.initializer.append(numpy_helper.from_array(np.asarray(v, dtype=dt), n))
@@ -207,9 +212,7 @@ class CompiledModel:
         if self._all_inputs is not None:
             return list(self._all_inputs)
         if self._c is None:  # compiled at the first run: the model's own list
-            g = self._model_proto().graph
-            inits = {t.name for t in g.initializer}
-            return [i.name for i in g.input if i.name not in inits]
+            return [i.name for i in self._graph_inputs()]
         return list(self._c.input_names)
 
     @property
@@ -274,8 +277,8 @@ class CompiledModel:
                 raise _core.ShapeError(f"inputs {missing} are missing")
         shapes = {n: list(a.shape) for n, a in arrays.items()}
         if self._spec:
+            types = self._input_types()
             for n in self._spec:
-                types = {i.name: i.type.tensor_type.elem_type for i in self._model_proto().graph.input}
                 want_int = types.get(n) in (6, 7)
                 if n in arrays and ((arrays[n].dtype.kind in "iu") != want_int or arrays[n].dtype.kind not in "iuf"
                                     or arrays[n].size > _SPEC_MAX_ELEMS):

@@ -5,7 +5,6 @@
 // specialisation), as `trnsim run --inputs` does.
 #include <fmt/core.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>

@@ -32,8 +32,10 @@ fs::path invoked_dir() {
   if (a0.find('/') != std::string::npos) return fs::path(a0).parent_path();
   const char* path = std::getenv("PATH");
   std::stringstream ss(path ? path : "");
-  for (std::string dir; std::getline(ss, dir, ':');)
-    if (executable(fs::path(dir.empty() ? "." : dir) / a0)) return fs::path(dir.empty() ? "." : dir);
+  for (std::string entry; std::getline(ss, entry, ':');) {
+    const fs::path dir(entry.empty() ? "." : entry);  // an empty PATH entry is the current directory
+    if (executable(dir / a0)) return dir;
+  }
   return {};
 }
 }  // namespace

@@ -20,20 +20,6 @@ using kernels::Span;
 using kernels::TileRing;
 using kernels::View;
 
-namespace {
-// Rows [rows) of a flat row-major HBM tensor whose rows hold `row_len` elements, one per partition.
-View flat_rows(const kernels::Tensor& t, int64_t row_len, Span rows) {
-  isa::AccessPattern ap = t.ap();
-  ap.offset = rows.begin * row_len * ap.element_bytes();
-  ap.partitions = static_cast<uint16_t>(rows.size);
-  ap.partition_stride = row_len;
-  ap.ndims = 1;
-  ap.dims = {};
-  ap.dims[0] = {1, static_cast<int32_t>(row_len)};
-  return View(ap, {rows.size, row_len}, t.buffer());
-}
-}  // namespace
-
 void lower_gather(LowerCtx& ctx) {
   const Node& n = ctx.n;
   const Graph& g = ctx.g;
@@ -45,8 +31,9 @@ void lower_gather(LowerCtx& ctx) {
   if (V < 1) throw ShapeError(fmt::format("Gather '{}': indices into an empty table", n.name));
   auto& kb = ctx.kb;
   const kernels::Tensor& table = ctx.hbm_shaped(n.inputs[0], {V, D});
-  const kernels::Tensor& idx = ctx.hbm(n.inputs[1]);
-  const kernels::Tensor& out = ctx.hbm(n.outputs[0]);
+  // Declared [T, 1] and [T, D], so a tile of indices or output rows is a slice of the first axis.
+  const kernels::Tensor& idx = ctx.hbm_shaped(n.inputs[1], {T, 1});
+  const kernels::Tensor& out = ctx.hbm_shaped(n.outputs[0], {T, D});
   const auto tiles = kernels::split(T, 128);
   for_each_core_share(ctx, static_cast<int64_t>(tiles.size()), [&](int64_t first, int64_t last) {
     if (first >= last) return;
@@ -55,11 +42,11 @@ void lower_gather(LowerCtx& ctx) {
     for (int64_t i = first; i < last; ++i) {
       const Span tt = tiles[static_cast<size_t>(i)];
       View it = kernels::corner(ir.next(), tt.size, 1);
-      kb.load(it, flat_rows(idx, 1, tt));
+      kb.load(it, idx.slice({tt.range()}));
       View t = kernels::corner(tr.next(), tt.size, 1);
       kb.tensor_scalar(t, it, AluOp::IsLt, 0.0f, AluOp::Mul, static_cast<float>(V));  // V where negative
       kb.tensor_tensor(it, it, t, AluOp::Add);
-      kb.dma_gather(flat_rows(out, D, tt), table, it);
+      kb.dma_gather(out.slice({tt.range()}), table, it);
     }
   });
 }

@@ -9,15 +9,19 @@
 
 namespace trnsim::compiler {
 
-std::vector<int64_t> const_ints(const Graph& g, const Node& n, size_t input) {
+const std::vector<double>& const_values(const Graph& g, const Node& n, size_t input) {
   const std::string& name = n.inputs.at(input);
   if (!g.is_const(name))
     throw ConstantRequiredError(fmt::format("unsupported: op {} (input {} '{}' computed at run time; it must be constant) at node '{}'",
                                             op_name(n.op), input, name, n.name), {name});
+  return *g.tensor(name).data;
+}
+
+std::vector<int64_t> const_ints(const Graph& g, const Node& n, size_t input) {
   std::vector<int64_t> v;
   // Values are held as doubles: INT64_MAX/MIN ("to the end" in Slice) round to +-2^63, which
   // must saturate instead of overflowing the conversion.
-  for (double d : *g.tensor(name).data)
+  for (double d : const_values(g, n, input))
     v.push_back(d >= 0x1p63 ? std::numeric_limits<int64_t>::max() : d <= -0x1p63 ? std::numeric_limits<int64_t>::min() : static_cast<int64_t>(d));
   return v;
 }

@@ -144,9 +144,9 @@ void check(const Ctx& c) {
                             d->index.partitions, d->index.free_size()));
       if (d->src.space != Space::HBM || d->src.partitions != 1 || d->src.ndims < 2)
         c.shape("an indirect DMA's src is an HBM table [1, rows, ...] (its outermost free dim is the row)");
-      if (d->src.free_size() / std::max(1, d->src.dims[0].count) != d->dst.free_size())
-        c.shape(fmt::format("a table row has {} elements, a dst partition {}", d->src.free_size() / std::max(1, d->src.dims[0].count),
-                            d->dst.free_size()));
+      const int64_t row = d->src.free_size() / std::max(1, d->src.dims[0].count);
+      if (row != d->dst.free_size())
+        c.shape(fmt::format("a table row has {} elements, a dst partition {}", row, d->dst.free_size()));
       return;
     }
     if (d->src.elements() != d->dst.elements())

@@ -509,15 +509,20 @@ isa::ScalarOperand scalar_op(const Scalar& s) {
 Engine pick(const Opts& o, Engine dflt) { return o.engine.value_or(dflt); }
 }  // namespace
 
+namespace {
+// "name: what" for an error about a named instruction, "what" otherwise.
+std::string who(const Opts& o, const char* what) { return o.name.empty() ? what : o.name + ": " + what; }
+}  // namespace
+
 void KernelBuilder::load(const View& dst, const View& src, const Opts& o) {
   if (src.ap().space != isa::Space::HBM || dst.ap().space == isa::Space::HBM)
-    throw ShapeError(o.name + (o.name.empty() ? "" : ": ") + "load: copies HBM -> SBUF (use dma() for other pairs)");
+    throw ShapeError(who(o, "load") + ": copies HBM -> SBUF (use dma() for other pairs)");
   dma(dst, src, o);
 }
 
 void KernelBuilder::store(const View& dst, const View& src, const Opts& o) {
   if (dst.ap().space != isa::Space::HBM || src.ap().space == isa::Space::HBM)
-    throw ShapeError(o.name + (o.name.empty() ? "" : ": ") + "store: copies SBUF/PSUM -> HBM (use dma() for other pairs)");
+    throw ShapeError(who(o, "store") + ": copies SBUF/PSUM -> HBM (use dma() for other pairs)");
   dma(dst, src, o);
 }
 
@@ -530,11 +535,10 @@ void KernelBuilder::dma_gather(const View& dst, const Tensor& table, const View&
   const int64_t rows = s.empty() ? 0 : s[0];
   int64_t row = 1;
   for (size_t i = 1; i < s.size(); ++i) row *= s[i];
-  const std::string who = o.name + (o.name.empty() ? "" : ": ") + "dma_gather";
   if (rows < 1 || rows > INT32_MAX || row > INT32_MAX)
-    throw ShapeError(fmt::format("{}: table '{}' of shape {} (rows and row length must fit 32 bits)", who, table.name(), shape_str(s)));
+    throw ShapeError(fmt::format("{}: table '{}' of shape {} (rows and row length must fit 32 bits)", who(o, "dma_gather"), table.name(), shape_str(s)));
   if (dst.free_size() != row)
-    throw ShapeError(fmt::format("{}: a row of '{}' has {} elements, a dst partition {}", who, table.name(), row, dst.free_size()));
+    throw ShapeError(fmt::format("{}: a row of '{}' has {} elements, a dst partition {}", who(o, "dma_gather"), table.name(), row, dst.free_size()));
   AccessPattern src = table.ap();  // the whole table as [1, rows, row]
   src.offset = 0;
   src.partitions = 1;
