@@ -59,3 +59,13 @@ def test_unimplemented_attributes_are_named():
     for ctm in ("tf_crop_and_resize", "tf_half_pixel_for_centers"):
         with pytest.raises(trnsim.UnsupportedError, match=f"coordinate_transformation_mode = {ctm}"):
             trnsim.compile_onnx(resize_model(x.shape, "linear", ctm, scales=[1, 1, 2, 2], opset=11).SerializeToString())
+
+
+def test_bad_resizes_are_clear_errors():
+    x = np.zeros((1, 1, 4, 4), np.float32)
+    with pytest.raises(trnsim.ShapeError, match="Resize lists axis 3 twice"):
+        trnsim.compile_onnx(resize_model(x.shape, "nearest", "asymmetric", sizes=[8, 8], axes=[3, -1]).SerializeToString())
+    with pytest.raises(trnsim.ShapeError, match="Resize scale -2 must be positive"):
+        trnsim.compile_onnx(resize_model(x.shape, "nearest", "asymmetric", scales=[1, 1, -2, 2]).SerializeToString())
+    with pytest.raises(trnsim.UnsupportedError, match="interpolation matrix of more than 2"):
+        trnsim.compile_onnx(resize_model(x.shape, "nearest", "asymmetric", sizes=[1, 1, 4, 10_000_000]).SerializeToString())

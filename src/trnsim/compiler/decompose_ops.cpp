@@ -324,18 +324,19 @@ void resize(GraphEditor& e, const Node& n) {
   const ResizeParams p = resize_params(g, n, cur);
   std::string y = n.inputs[0];
   for (const ResizeAxis& ax : p.axes) {
+    const std::vector<double> matrix = resize_matrix(p, ax);
     const size_t a = static_cast<size_t>(ax.axis);
     const int64_t before = numel(Shape(cur.begin(), cur.begin() + static_cast<long>(a)));
     const int64_t after = numel(Shape(cur.begin() + static_cast<long>(a) + 1, cur.end()));
     if (after == 1) {
-      std::vector<double> mt(ax.matrix.size());
+      std::vector<double> mt(matrix.size());
       for (int64_t i = 0; i < ax.out; ++i)
-        for (int64_t j = 0; j < ax.in; ++j) mt[static_cast<size_t>(j * ax.out + i)] = ax.matrix[static_cast<size_t>(i * ax.in + j)];
+        for (int64_t j = 0; j < ax.in; ++j) mt[static_cast<size_t>(j * ax.out + i)] = matrix[static_cast<size_t>(i * ax.in + j)];
       y = reshape(e, n.name + ".rows", y, {before, ax.in});
       y = e.add(OpKind::MatMul, n.name + ".interp", {y, e.constant("interpT", {ax.in, ax.out}, mt)});
     } else {
       y = reshape(e, n.name + ".rows", y, {before, ax.in, after});
-      y = e.add(OpKind::MatMul, n.name + ".interp", {e.constant("interp", {ax.out, ax.in}, ax.matrix), y});
+      y = e.add(OpKind::MatMul, n.name + ".interp", {e.constant("interp", {ax.out, ax.in}, matrix), y});
     }
     cur[a] = ax.out;
   }

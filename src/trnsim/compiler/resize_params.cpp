@@ -7,7 +7,6 @@
 
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/op_params.h"
-#include "trnsim/compiler/op_table.h"
 #include "trnsim/compiler/shape_util.h"
 
 namespace trnsim::compiler {
@@ -15,14 +14,6 @@ namespace trnsim::compiler {
 namespace {
 [[noreturn]] void refuse(const Node& n, const std::string& what) {
   throw UnsupportedError(fmt::format("unsupported: op Resize (attribute {}) at node '{}'", what, n.name));
-}
-
-std::vector<double> const_doubles(const Graph& g, const Node& n, size_t input) {
-  const std::string& name = n.inputs.at(input);
-  if (!g.is_const(name))
-    throw ConstantRequiredError(fmt::format("unsupported: op Resize (input {} '{}' computed at run time; it must be constant) at node '{}'",
-                                            input, name, n.name), {name});
-  return *g.tensor(name).data;
 }
 
 // The input coordinate that output coordinate x samples (ONNX's coordinate_transformation_mode).
@@ -97,7 +88,7 @@ ResizeParams resize_params(const Graph& g, const Node& n, const Shape& in) {
   } else {
     if (n.inputs.size() <= scales_at || n.inputs[scales_at].empty())
       throw ShapeError(fmt::format("node '{}': Resize needs scales or sizes", n.name));
-    const auto sc = const_doubles(g, n, scales_at);
+    const auto& sc = const_values(g, n, scales_at);
     if (sc.size() != axes.size())
       throw ShapeError(fmt::format("node '{}': Resize has {} scales for {} axes", n.name, sc.size(), axes.size()));
     for (size_t i = 0; i < axes.size(); ++i) {
@@ -111,27 +102,42 @@ ResizeParams resize_params(const Graph& g, const Node& n, const Shape& in) {
     for (size_t i = 0; i < axes.size(); ++i)
       if (scale[i] < 1.0) refuse(n, "antialias = 1 when downsampling");
 
+  // An interpolation matrix is out x in doubles; past this a resize is refused, not attempted.
+  constexpr int64_t kMaxMatrix = int64_t{1} << 25;
   for (size_t i = 0; i < axes.size(); ++i) {
     const int64_t a = axes[i], ni = in[a], no = p.out[a];
+    if (std::count(axes.begin(), axes.end(), a) > 1)
+      throw ShapeError(fmt::format("node '{}': Resize lists axis {} twice", n.name, a));
     if (ni == no && scale[i] == 1.0) continue;  // sampled at the same points: the identity
     if (ni < 1 || no < 1) throw ShapeError(fmt::format("node '{}': Resize of an empty axis {}", n.name, a));
-    ResizeAxis ax{a, ni, no, std::vector<double>(static_cast<size_t>(no * ni), 0.0)};
-    for (int64_t o = 0; o < no; ++o) {
-      const double x = source_coordinate(ctm, static_cast<double>(o), scale[i], ni, no);
-      double* row = ax.matrix.data() + o * ni;
-      if (mode == "nearest") {
-        row[std::clamp<int64_t>(nearest_index(nearest, x), 0, ni - 1)] = 1.0;
-      } else {  // linear, edge-clamped (onnx.reference pads with the edge values)
-        const double c = std::clamp(x, 0.0, static_cast<double>(ni - 1));
-        const int64_t x0 = static_cast<int64_t>(std::floor(c)), x1 = std::min(x0 + 1, ni - 1);
-        const double w = c - static_cast<double>(x0);
-        row[x0] += 1.0 - w;
-        row[x1] += w;
-      }
-    }
-    p.axes.push_back(std::move(ax));
+    if (ni * no > kMaxMatrix)
+      throw UnsupportedError(fmt::format("unsupported: op Resize (axis {} from {} to {}: an interpolation matrix of more than "
+                                         "2^25 elements) at node '{}'", a, ni, no, n.name));
+    p.axes.push_back({a, ni, no, scale[i]});
   }
+  p.mode = mode;
+  p.coordinate_mode = ctm;
+  p.nearest_mode = nearest;
   return p;
+}
+
+std::vector<double> resize_matrix(const ResizeParams& p, const ResizeAxis& ax) {
+  const int64_t ni = ax.in, no = ax.out;
+  std::vector<double> m(static_cast<size_t>(no * ni), 0.0);
+  for (int64_t o = 0; o < no; ++o) {
+    const double x = source_coordinate(p.coordinate_mode, static_cast<double>(o), ax.scale, ni, no);
+    double* row = m.data() + o * ni;
+    if (p.mode == "nearest") {
+      row[std::clamp<int64_t>(nearest_index(p.nearest_mode, x), 0, ni - 1)] = 1.0;
+    } else {  // linear, edge-clamped (onnx.reference pads with the edge values)
+      const double c = std::clamp(x, 0.0, static_cast<double>(ni - 1));
+      const int64_t x0 = static_cast<int64_t>(std::floor(c)), x1 = std::min(x0 + 1, ni - 1);
+      const double w = c - static_cast<double>(x0);
+      row[x0] += 1.0 - w;
+      row[x1] += w;
+    }
+  }
+  return m;
 }
 
 }  // namespace trnsim::compiler
