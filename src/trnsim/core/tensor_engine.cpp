@@ -172,7 +172,8 @@ void TensorEngine::execute(const isa::Matmul& mm) {
     sp->note_write(lo, hi);
     return;
   }
-  float* c = core_.read(mm.out, 2);
+  // The destination is read only when accumulating into it.
+  float* c = mm.start ? core_.scratch(static_cast<size_t>(M) * static_cast<size_t>(N), 2) : core_.read(mm.out, 2);
   pe_array_gemm(M, N, K, ws.data, lda, xs.data, ldb, c, N, !mm.start);
   core_.write(mm.out, c);
 }
