@@ -240,17 +240,29 @@ def _jsonable(x: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    import zipfile
+
     import trnsim
-    with open(args.model, "rb") as f:
-        model_bytes = f.read()
     dims: dict[str, int] = {}
-    if args.inputs:
-        with np.load(args.inputs) as z:
-            feeds = {k: z[k] for k in z.files}
-    else:
-        for item in args.dim or []:
-            name, _, value = item.partition("=")
-            dims[name] = int(value)
+    try:  # bad files and options: one line and exit status 2, as the C++ command does
+        with open(args.model, "rb") as f:
+            model_bytes = f.read()
+        if args.inputs:
+            with np.load(args.inputs) as z:
+                feeds = {k: z[k] for k in z.files}
+        else:
+            for item in args.dim or []:
+                name, sep, value = item.partition("=")
+                if not sep or not name or not value.isdigit() or int(value) <= 0:
+                    raise ValueError(f"--dim {item}: expected NAME=SIZE with a positive integer SIZE")
+                dims[name] = int(value)
+    except OSError as e:
+        print(f"error: cannot read '{e.filename}': {e.strerror}", file=sys.stderr)
+        return 2
+    except (ValueError, zipfile.BadZipFile) as e:
+        where = f"{args.inputs}: cannot read the .npz archive: " if args.inputs else ""
+        print(f"error: {where}{e}", file=sys.stderr)
+        return 2
     compile_onnx = getattr(trnsim, "compile_onnx", None)
     if compile_onnx is None:
         print("error: this trnsim build has no compile_onnx (graph compiler not built)", file=sys.stderr)

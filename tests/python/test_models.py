@@ -197,6 +197,12 @@ def test_cpp_trnsim_run_check_hands_over_to_python(cnn):
     r = subprocess.run([trnsim_cli(), "run", path, "--check"], capture_output=True, text=True, timeout=60,
                        env=dict(env, TRNSIM_PYTHON="/nonexistent/python3"))
     assert r.returncode == 2 and "cannot start Python '/nonexistent/python3'" in r.stderr
+    # Bad files and options through the hand-over: one line, exit status 2, no traceback.
+    for args, needle in ((["/nonexistent/m.onnx"], "cannot read '/nonexistent/m.onnx'"),
+                         ([path, "--inputs", "/nonexistent/in.npz"], "cannot read '/nonexistent/in.npz'"),
+                         ([path, "--dim", "seq=abc"], "--dim seq=abc: expected NAME=SIZE")):
+        r = subprocess.run([trnsim_cli(), "run", *args, "--check"], capture_output=True, text=True, timeout=60, env=env)
+        assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 def test_run_names_unsupported_op(tmp_path, capsys):
