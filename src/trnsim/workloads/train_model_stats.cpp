@@ -6,7 +6,7 @@ namespace trnsim::workloads {
 namespace {
 
 bool learned_positions(const ModelDesc& m) {
-  return m.family == "gpt2" || m.family == "gpt3" || m.family == "bert";
+  return m.encoder;
 }
 
 double attention_params(const ModelDesc& m) {
@@ -45,7 +45,10 @@ ModelStats model_stats(const ModelDesc& m) {
   } else {
     s.dense_layers = m.layers;
   }
-  s.embedding = double(m.vocab) * h + (learned_positions(m) ? double(m.max_positions) * h : 0.0);
+  // Token embeddings (+ the final norm, which lives beside the head); encoders: learned
+  // positions, token types and the pooler.
+  s.embedding = double(m.vocab) * h + h +
+                (learned_positions(m) ? double(m.max_positions + m.type_vocab) * h + h * h : 0.0);
   s.head = m.tie_embeddings ? 0.0 : double(m.vocab) * h;
   const double common = s.layer.attention + s.layer.norms;
   const double dense = s.dense_layers * (common + s.layer.dense_ffn);

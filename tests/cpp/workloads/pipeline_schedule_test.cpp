@@ -2,6 +2,8 @@
 // (Narayanan et al. 2021: 1F1B (p-1)/(m+p-1); interleaved with v chunks (p-1)/(vm+p-1)).
 #include <gtest/gtest.h>
 
+#include "trnsim/common/error.h"
+
 #include "trnsim/workloads/pipeline_schedule.h"
 
 namespace trnsim::workloads {

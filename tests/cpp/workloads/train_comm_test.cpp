@@ -2,6 +2,8 @@
 // group is split over nodes, and a one-node all-reduce matches the ring's step count and rate.
 #include <gtest/gtest.h>
 
+#include "trnsim/common/error.h"
+
 #include "trnsim/collectives/collective.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/workloads/train_comm.h"
@@ -73,7 +75,7 @@ TEST(TrainComm, NoScaleOutMeansOneNode) {
   const hw::SystemSpec sys = hw::load_system("trn3-ultraserver-gen2");
   TrainConfig c;
   c.nodes = 2;
-  c.global_batch = 4096;
+  c.global_batch = 1152 * 2 * 4;  // 144 chips x 4 logical cores x 2 nodes
   c.seq = 128;
   const TrainLayout l = make_layout(c, sys);
   EXPECT_THROW(TrainFabric(sys, l), ConfigError);

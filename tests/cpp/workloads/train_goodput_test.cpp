@@ -2,6 +2,8 @@
 // process; the Young/Daly interval as the minimum; an injected-failure timeline's arithmetic.
 #include <gtest/gtest.h>
 
+#include "trnsim/common/error.h"
+
 #include <cmath>
 
 #include "trnsim/workloads/train_goodput.h"
@@ -32,7 +34,7 @@ TEST(Goodput, JobMtbfSumsRates) {
   FailureRates f;
   f.chip_mtbf_h = 1000, f.node_mtbf_h = 500, f.link_mtbf_h = 1e12;
   // 16 chips on 1 node: 16/1000 + 1/500 per hour = 0.018 per hour.
-  EXPECT_NEAR(job_mtbf_s(f, 16, 1), 3600 / 0.018, 1e-6);
+  EXPECT_NEAR(job_mtbf_s(f, 16, 1) / (3600 / 0.018), 1.0, 1e-9);
 }
 
 TEST(Goodput, InjectedFailuresRollBackToTheLastCheckpoint) {

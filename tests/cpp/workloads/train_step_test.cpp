@@ -63,11 +63,10 @@ TEST(TrainStep, BreakdownSumsToTheStepAndPipelineBubbleIsTheClosedForm) {
   EXPECT_EQ(s.layout.dp, 4);
   EXPECT_EQ(s.layout.micro_batches, 256);
   EXPECT_NEAR(s.compute_ns + s.exposed_comm_ns + s.bubble_ns + s.optimizer_ns, s.step_ns, 1e-6 * s.step_ns);
-  // Stages differ only by the head on the last one, so the busiest rank's bubble is close to
-  // (p-1)/(m+p-1) and never below it.
+  // Stages differ only by the head on the last one (the busiest rank, whose idle share is a bit
+  // below the equal-stage (p-1)/(m+p-1)) and by the sends between stages.
   const double closed = 7.0 / (256 + 7);
-  EXPECT_GE(s.bubble_fraction, closed * 0.999);
-  EXPECT_LT(s.bubble_fraction, closed * 1.6);
+  EXPECT_NEAR(s.bubble_fraction / closed, 1.0, 0.25);
   EXPECT_GT(s.mfu, 0.05);
   EXPECT_LT(s.mfu, 0.6);
 }
