@@ -32,6 +32,9 @@ struct TrainConfig {
   Precision precision = Precision::MasterFp32;
   OptimizerKind optimizer = OptimizerKind::AdamW;
   int lnc = 0;                   // logical NeuronCore size (0: the chip's default)
+  // Where the forward's matmul times come from: "kernel" (the library's optimised matmul,
+  // train_matmul_cost.h) or "step-cost" (the shared step-cost model's, as for inference).
+  std::string matmul_cost = "kernel";
 };
 
 // The job on its system: ranks are logical NeuronCores, placed tp fastest, then cp, dp, pp

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "trnsim/common/error.h"
+#include "trnsim/workloads/train_matmul_cost.h"
 
 namespace trnsim::workloads {
 
@@ -47,7 +48,8 @@ PassCost forward(ModelDesc m, int64_t layers, int first_dense, const Deployment&
 
 }  // namespace
 
-LayerCosts layer_costs(const ModelDesc& model, const TrainConfig& c, const StepCostFactory& factory) {
+LayerCosts layer_costs(const ModelDesc& model, const TrainConfig& c, const StepCostFactory& factory,
+                       const hw::ChipSpec& chip, int cores_per_chip) {
   Deployment d;
   d.system = c.system;
   d.tp = c.tp;
@@ -66,6 +68,14 @@ LayerCosts layer_costs(const ModelDesc& model, const TrainConfig& c, const StepC
     ModelDesc dense = model;
     dense.moe = MoeDesc{};
     out.dense_layer = minus(forward(dense, 2, 0, d, b, factory), forward(dense, 1, 0, d, b, factory));
+  }
+  if (c.matmul_cost == "kernel") {
+    TrainMatmulCosts mc(chip, chip.neuron_cores / cores_per_chip, c.dtype);
+    const TrainMatmuls t = train_matmuls(model, c.micro_batch * (c.seq / c.cp), c.tp, mc);
+    const double ns = 1e9;
+    out.dense_layer.matmul = t.dense_layer * ns;
+    out.moe_layer.matmul = (moe ? t.moe_layer : t.dense_layer) * ns;
+    out.ends.matmul = t.head * ns;
   }
   if (!(out.moe_layer.total() > 0))
     throw Error(fmt::format("train: the step-cost model gives {} no per-layer forward time", model.name));

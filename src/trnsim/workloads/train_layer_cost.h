@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 
+#include "trnsim/hw/chip_spec.h"
 #include "trnsim/workloads/i_step_cost.h"
 #include "trnsim/workloads/model_desc.h"
 #include "trnsim/workloads/train_config.h"
@@ -30,7 +31,11 @@ struct LayerCosts {
 };
 
 // Forward costs of one micro-batch of `micro_batch` sequences on one tensor-parallel group.
-LayerCosts layer_costs(const ModelDesc& model, const TrainConfig& c, const StepCostFactory& factory);
+// With c.matmul_cost == "kernel" the matmuls are re-timed on the optimised kernel
+// (train_matmul_cost.h), the LM head over every token; `chip` and the logical-core size say
+// where.
+LayerCosts layer_costs(const ModelDesc& model, const TrainConfig& c, const StepCostFactory& factory,
+                       const hw::ChipSpec& chip, int cores_per_chip);
 
 // Backward of a forward pass: matmuls x2 (input and weight gradients), attention x2.5
 // (flash-attention backward recomputes QK^T and softmax and runs dV, dP, dQ, dK: 5 matmuls for

@@ -145,7 +145,7 @@ TrainStep train_step(const ModelDesc& model, const TrainConfig& c, const hw::Sys
   out.layout = make_layout(c, system);
   const TrainLayout& l = out.layout;
   const TrainFabric fab(system, l, cond.efa_oversubscription, cond.degraded_link);
-  const LayerCosts costs = layer_costs(model, c, factory);
+  const LayerCosts costs = layer_costs(model, c, factory, system.chip, l.cores_per_chip);
   const Context x{model, c, l, system, fab, costs, model_stats(model)};
   StagePasses s = stage_passes(x);
   for (int r = 0; r < c.pp; ++r) {  // a straggler slows every synchronous pass
