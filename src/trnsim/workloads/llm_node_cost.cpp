@@ -189,6 +189,7 @@ double NodeCosts::measure_attention_s(int64_t heads, int64_t rows, int64_t keys,
 }
 
 double NodeCosts::matmul_s(int64_t m, int64_t k, int64_t n) {
+  if (!opt_.interpolate) return measure_matmul_s(m, k, n);
   m = tile_padded(m);
   if (m <= kMaxMeasuredTokens) {
     const int64_t lo = grid_below(m), hi = grid_above(m);
@@ -199,6 +200,7 @@ double NodeCosts::matmul_s(int64_t m, int64_t k, int64_t n) {
 }
 
 double NodeCosts::pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk) {
+  if (!opt_.interpolate) return measure_pointwise_s(m, h, i, qk);
   const int64_t cap = std::min(m, kMaxMeasuredTokens);
   const int64_t lo = m > kMaxMeasuredTokens ? grid_below(cap - 1) : grid_below(m);
   const int64_t hi = m > kMaxMeasuredTokens ? cap : grid_above(m);
@@ -206,6 +208,7 @@ double NodeCosts::pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk) {
 }
 
 double NodeCosts::prefill_attention_s(int64_t heads, int64_t seq, int64_t head_dim) {
+  if (!opt_.interpolate) return measure_attention_s(heads, seq, seq, head_dim, true);
   // The flash kernel's time steps with every 64 query rows (its query and key tiles): up to
   // kFineAttention it is measured at multiples of 64 and interpolated linearly between them.
   int64_t lo = seq <= 128 ? grid_below(seq) : seq / 64 * 64, hi = seq <= 128 ? grid_above(seq) : (seq + 63) / 64 * 64;
@@ -223,6 +226,7 @@ double NodeCosts::prefill_attention_s(int64_t heads, int64_t seq, int64_t head_d
 
 double NodeCosts::cross_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim) {
   keys = std::max<int64_t>(1, keys);
+  if (!opt_.interpolate) return measure_attention_s(heads, rows, keys, head_dim, false);
   const int64_t lo = grid_below(keys), hi = grid_above(keys);
   // Query rows: exact for the decode shapes (rows = the group of query heads, <= 16); a
   // prefill chunk's rows interpolate on the same grid.
