@@ -44,6 +44,7 @@ TrainiumStepCost::TrainiumStepCost(const ModelDesc& model, const Deployment& d, 
   no.cores = layout_.lnc;
   no.policy = policy_of(d.dtype);
   no.use_disk_cache = options.use_disk_cache;
+  no.interpolate = options.interpolate;
   nodes_ = std::make_unique<NodeCosts>(system_.chip, no);
   collectives_ = std::make_unique<CollectiveCosts>(system_, layout_.lcores_per_chip, options.use_disk_cache);
   const double per_core = weight_bytes_per_core().value(), hbm = hbm_bytes_per_core().value();

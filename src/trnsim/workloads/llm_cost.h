@@ -29,6 +29,7 @@ struct CostNode {
 
 struct StepCostOptions {
   bool use_disk_cache = true;
+  bool interpolate = true;  // false: the timing mode itself, every node at its exact shape
 };
 
 class TrainiumStepCost : public IStepCost {

@@ -42,7 +42,7 @@ void CostCache::put(const std::string& key, double seconds) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
   std::ofstream out(path_, std::ios::app);
-  out << fmt::format("{} {:.9e}\n", key, seconds);
+  out << fmt::format("{} {:.17g}\n", key, seconds);  // round-trips: warm == cold, bit for bit
   if (!out && !warned_) {
     fmt::print(stderr, "trnsim: warning: cannot write the cost cache {}; costs are measured again next time\n", path_);
     warned_ = true;

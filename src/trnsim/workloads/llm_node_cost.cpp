@@ -21,19 +21,23 @@ using compiler::Graph;
 using compiler::Node;
 using compiler::OpKind;
 
-// Grid: every power of two to 128 (one partition tile), then 1.5x / 1.33x steps (128 x 2, 3,
-// 4, 6, 8, 12, ...), so that a step of tile count is never more than a third of the value.
+// Grid: every power of two to 128 (one partition tile), then 128 x 2, 3, 4, 6, 8, 12, 16, ...
+// (steps of 1.5x and 1.33x), so that an interval never spans more than a third of its value.
 int64_t next_grid(int64_t g) {
   if (g < 128) return g * 2;
-  int64_t t = g / 128;
-  int64_t p = 1;
-  while (p * 2 <= t) p *= 2;
-  return t == p ? g / 2 * 3 : p * 2 * 128;  // 2^k -> 1.5 x 2^k -> 2^(k+1)
+  const int64_t s = g / 128;
+  const bool pow2 = (s & (s - 1)) == 0;
+  return 128 * (s == 1 ? 2 : pow2 ? s / 2 * 3 : s / 3 * 4);
 }
+
+// Above one tile the matmul works in whole 128-row tiles (each re-reads the weights): a token
+// count is costed at its tile-padded value, as the time is a step function of the tiles.
+int64_t tile_padded(int64_t m) { return m > 128 ? (m + 127) / 128 * 128 : m; }
 
 // Matmul sizes beyond this are extrapolated along the last grid interval (time is linear
 // in the number of 128-row tiles there); attention contexts are measured at any length.
 constexpr int64_t kMaxMeasuredTokens = 4096;
+constexpr int64_t kFineAttention = 8192;
 
 void add_input(Graph& g, const std::string& name, compiler::Shape shape) {
   compiler::TensorInfo t;
@@ -185,6 +189,8 @@ double NodeCosts::measure_attention_s(int64_t heads, int64_t rows, int64_t keys,
 }
 
 double NodeCosts::matmul_s(int64_t m, int64_t k, int64_t n) {
+  if (!opt_.interpolate) return measure_matmul_s(m, k, n);
+  m = tile_padded(m);
   if (m <= kMaxMeasuredTokens) {
     const int64_t lo = grid_below(m), hi = grid_above(m);
     return interp(m, lo, hi, measure_matmul_s(lo, k, n), hi == lo ? 0 : measure_matmul_s(hi, k, n));
@@ -194,6 +200,7 @@ double NodeCosts::matmul_s(int64_t m, int64_t k, int64_t n) {
 }
 
 double NodeCosts::pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk) {
+  if (!opt_.interpolate) return measure_pointwise_s(m, h, i, qk);
   const int64_t cap = std::min(m, kMaxMeasuredTokens);
   const int64_t lo = m > kMaxMeasuredTokens ? grid_below(cap - 1) : grid_below(m);
   const int64_t hi = m > kMaxMeasuredTokens ? cap : grid_above(m);
@@ -201,13 +208,25 @@ double NodeCosts::pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk) {
 }
 
 double NodeCosts::prefill_attention_s(int64_t heads, int64_t seq, int64_t head_dim) {
-  const int64_t lo = grid_below(seq), hi = grid_above(seq);
-  return interp(seq, lo, hi, measure_attention_s(heads, lo, lo, head_dim, true),
-                hi == lo ? 0 : measure_attention_s(heads, hi, hi, head_dim, true));
+  if (!opt_.interpolate) return measure_attention_s(heads, seq, seq, head_dim, true);
+  // The flash kernel's time steps with every 64 query rows (its query and key tiles): up to
+  // kFineAttention it is measured at multiples of 64 and interpolated linearly between them.
+  int64_t lo = seq <= 128 ? grid_below(seq) : seq / 64 * 64, hi = seq <= 128 ? grid_above(seq) : (seq + 63) / 64 * 64;
+  if (seq > kFineAttention) lo = grid_below(seq), hi = grid_above(seq);
+  const double flo = measure_attention_s(heads, lo, lo, head_dim, true);
+  if (hi == lo) return flo;
+  const double fhi = measure_attention_s(heads, hi, hi, head_dim, true);
+  if (seq <= kFineAttention) return interp(seq, lo, hi, flo, fhi);
+  // Long prompts: a t + b t^2 (the score blocks under the diagonal) through both grid points.
+  const double l = static_cast<double>(lo), h = static_cast<double>(hi), t = static_cast<double>(seq);
+  const double b = (fhi / h - flo / l) / (h - l), a = flo / l - b * l;
+  if (a >= 0 && b >= 0) return a * t + b * t * t;
+  return interp(seq, lo, hi, flo, fhi);
 }
 
 double NodeCosts::cross_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim) {
   keys = std::max<int64_t>(1, keys);
+  if (!opt_.interpolate) return measure_attention_s(heads, rows, keys, head_dim, false);
   const int64_t lo = grid_below(keys), hi = grid_above(keys);
   // Query rows: exact for the decode shapes (rows = the group of query heads, <= 16); a
   // prefill chunk's rows interpolate on the same grid.

@@ -20,6 +20,7 @@ struct NodeCostOptions {
   int cores = 1;  // physical NeuronCores of one logical core (LNC)
   compiler::DTypePolicy policy = compiler::DTypePolicy::BF16;
   bool use_disk_cache = true;
+  bool interpolate = true;  // false: every query is its own timing-mode run (the mode it replaces)
 };
 
 class NodeCosts {
