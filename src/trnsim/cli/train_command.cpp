@@ -103,7 +103,7 @@ Register reg{{"train",
                 opt<std::string>(sub, a, "--optimizer", "adamw | lamb");
                 opt<std::string>(sub, a, "--schedule", "gpipe | 1f1b | interleaved");
                 opt<int>(sub, a, "--virtual-stages", "model chunks per pipeline rank (interleaved)");
-                opt<std::string>(sub, a, "--matmul-cost", "kernel (optimised matmul kernel, default) | step-cost");
+                opt<std::string>(sub, a, "--compute-cost", "kernel (the kernel library, default) | step-cost (the inference cost model)");
                 opt<int>(sub, a, "--lnc", "logical NeuronCore size (default: the chip's)");
                 opt<double>(sub, a, "--tokens", "tokens to train: expected time and goodput");
                 opt<int64_t>(sub, a, "--steps", "steps to train (instead of --tokens)");

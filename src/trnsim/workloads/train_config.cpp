@@ -72,7 +72,7 @@ TrainLayout make_layout(const TrainConfig& c, const hw::SystemSpec& system) {
   positive("--virtual-stages", c.virtual_stages);
   if (c.zero < 0 || c.zero > 3) bad("--zero", std::to_string(c.zero), "0, 1, 2 or 3");
   if (c.dtype != "bf16" && c.dtype != "fp8") bad("--dtype", c.dtype, "bf16 or fp8");
-  if (c.matmul_cost != "kernel" && c.matmul_cost != "step-cost") bad("--matmul-cost", c.matmul_cost, "kernel or step-cost");
+  if (c.compute_cost != "kernel" && c.compute_cost != "step-cost") bad("--compute-cost", c.compute_cost, "kernel or step-cost");
   TrainLayout l;
   l.cores_per_chip = logical_cores_per_chip(system.chip, c.lnc);
   l.cores_per_node = l.cores_per_chip * system.chips;

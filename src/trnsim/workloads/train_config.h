@@ -32,9 +32,10 @@ struct TrainConfig {
   Precision precision = Precision::MasterFp32;
   OptimizerKind optimizer = OptimizerKind::AdamW;
   int lnc = 0;                   // logical NeuronCore size (0: the chip's default)
-  // Where the forward's matmul times come from: "kernel" (the library's optimised matmul,
-  // train_matmul_cost.h) or "step-cost" (the shared step-cost model's, as for inference).
-  std::string matmul_cost = "kernel";
+  // Where the forward's compute times come from: "kernel" (the kernel library's matmul,
+  // attention, norm and activation kernels, train_kernel_cost.h) or "step-cost" (the shared
+  // step-cost model's, as for inference). TP collectives are the step-cost model's either way.
+  std::string compute_cost = "kernel";
 };
 
 // The job on its system: ranks are logical NeuronCores, placed tp fastest, then cp, dp, pp

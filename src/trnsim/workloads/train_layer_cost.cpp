@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "trnsim/common/error.h"
-#include "trnsim/workloads/train_matmul_cost.h"
+#include "trnsim/workloads/train_kernel_cost.h"
 
 namespace trnsim::workloads {
 
@@ -69,13 +69,15 @@ LayerCosts layer_costs(const ModelDesc& model, const TrainConfig& c, const StepC
     dense.moe = MoeDesc{};
     out.dense_layer = minus(forward(dense, 2, 0, d, b, factory), forward(dense, 1, 0, d, b, factory));
   }
-  if (c.matmul_cost == "kernel") {
-    TrainMatmulCosts mc(chip, chip.neuron_cores / cores_per_chip, c.dtype);
-    const TrainMatmuls t = train_matmuls(model, c.micro_batch * (c.seq / c.cp), c.tp, mc);
-    const double ns = 1e9;
-    out.dense_layer.matmul = t.dense_layer * ns;
-    out.moe_layer.matmul = (moe ? t.moe_layer : t.dense_layer) * ns;
-    out.ends.matmul = t.head * ns;
+  if (c.compute_cost == "kernel") {
+    TrainKernelCosts kc(chip, chip.neuron_cores / cores_per_chip, c.dtype);
+    const TrainKernelLayers k = train_kernel_layers(model, c.micro_batch, c.seq, c.cp, c.tp, kc);
+    auto put = [](PassCost& p, const TrainKernelPass& q) {
+      p.matmul = q.matmul * 1e9, p.attention = q.attention * 1e9, p.other = q.other * 1e9;
+    };
+    put(out.dense_layer, k.dense_layer);
+    put(out.moe_layer, moe ? k.moe_layer : k.dense_layer);
+    put(out.ends, k.ends);
   }
   if (!(out.moe_layer.total() > 0))
     throw Error(fmt::format("train: the step-cost model gives {} no per-layer forward time", model.name));

@@ -31,9 +31,9 @@ struct LayerCosts {
 };
 
 // Forward costs of one micro-batch of `micro_batch` sequences on one tensor-parallel group.
-// With c.matmul_cost == "kernel" the matmuls are re-timed on the optimised kernel
-// (train_matmul_cost.h), the LM head over every token; `chip` and the logical-core size say
-// where.
+// With c.compute_cost == "kernel" matmuls, attention and elementwise work are re-timed on the
+// kernel library (train_kernel_cost.h), the LM head and loss over every token; `chip` and the
+// logical-core size say where.
 LayerCosts layer_costs(const ModelDesc& model, const TrainConfig& c, const StepCostFactory& factory,
                        const hw::ChipSpec& chip, int cores_per_chip);
 

@@ -52,7 +52,7 @@ const std::map<std::string, Setter>& setters() {
       {"dtype", set<std::string>([](TrainRequest& r, std::string v) { r.config.dtype = v; })},
       {"precision", set<std::string>([](TrainRequest& r, std::string v) { r.config.precision = parse_precision(v); })},
       {"optimizer", set<std::string>([](TrainRequest& r, std::string v) { r.config.optimizer = parse_optimizer(v); })},
-      {"matmul_cost", set<std::string>([](TrainRequest& r, std::string v) { r.config.matmul_cost = v; })},
+      {"compute_cost", set<std::string>([](TrainRequest& r, std::string v) { r.config.compute_cost = v; })},
       {"lnc", set<int>([](TrainRequest& r, int v) { r.config.lnc = v; })},
       {"tokens", set<double>([](TrainRequest& r, double v) { r.tokens = v; })},
       {"steps", set<int64_t>([](TrainRequest& r, int64_t v) { r.steps = v; })},

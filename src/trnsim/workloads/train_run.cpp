@@ -17,7 +17,7 @@ json layout_json(const TrainConfig& c, const TrainLayout& l) {
           {"micro_batch", c.micro_batch}, {"micro_batches", l.micro_batches}, {"global_batch", c.global_batch},
           {"seq", c.seq}, {"schedule", name(c.schedule)}, {"virtual_stages", c.virtual_stages},
           {"recompute", name(c.recompute)}, {"dtype", c.dtype}, {"precision", name(c.precision)},
-          {"optimizer", name(c.optimizer)}, {"matmul_cost", c.matmul_cost}, {"sequence_parallel", c.sequence_parallel && l.tp > 1}};
+          {"optimizer", name(c.optimizer)}, {"compute_cost", c.compute_cost}, {"sequence_parallel", c.sequence_parallel && l.tp > 1}};
 }
 
 json memory_json(const MemoryUse& u) {
