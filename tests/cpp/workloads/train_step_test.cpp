@@ -16,6 +16,7 @@ using testing::fake_factory;
 
 TrainConfig llama7b_config() {  // the Llama-2-7B row of training.csv
   TrainConfig c;
+  c.compute_cost = "step-cost";  // the stand-in forward cost
   c.system = "trn1.32xlarge";
   c.nodes = 16, c.tp = 8, c.zero = 1;
   c.global_batch = 1024, c.seq = 4096;
@@ -56,6 +57,7 @@ TEST(TrainStep, ZeroZeroBytesAreTwoNMinusOneOverNOfTheGradients) {
 TEST(TrainStep, BreakdownSumsToTheStepAndPipelineBubbleIsTheClosedForm) {
   const hw::SystemSpec sys = hw::load_system("trn1.32xlarge");
   TrainConfig c;  // GPT-3 175B row of training.csv
+  c.compute_cost = "step-cost";
   c.nodes = 32, c.tp = 32, c.pp = 8, c.global_batch = 1024, c.seq = 2048;
   c.precision = Precision::StochasticRounding;
   c.recompute = Recompute::Full;
@@ -74,6 +76,7 @@ TEST(TrainStep, BreakdownSumsToTheStepAndPipelineBubbleIsTheClosedForm) {
 TEST(TrainStep, LayoutThatDoesNotFitSaysByHowMuch) {
   const hw::SystemSpec sys = hw::load_system("trn1.32xlarge");
   TrainConfig c;
+  c.compute_cost = "step-cost";
   c.nodes = 2, c.tp = 8, c.global_batch = 64, c.seq = 4096;  // 70B over 8 cores, no ZeRO
   try {
     train_step(testing::llama2_70b(), c, sys, fake_factory());
