@@ -130,7 +130,7 @@ nlohmann::json generation_json(const TrainiumStepCost& cost, const Deployment& d
               {"prefill_breakdown", breakdown(g.prefill)},
               {"decode_step_breakdown", breakdown(g.decode_mean)},
               {"decode_step_nodes", nodes(g.decode_nodes)},
-              {"energy_j", to_seconds(g.prefill.time) > 0 && cost.system().chip.power
+              {"energy_j", cost.system().chip.power
                                ? json(cost.system().chip.power->value() * l.chips * g.e2e_s)
                                : json(nullptr)},
               {"simulations", g.simulations},
@@ -141,34 +141,31 @@ nlohmann::json generation_trace(const GenerationResult& g) {
   using nlohmann::json;
   json events = json::array();
   double t_us = 0;
+  auto event = [&](const CostNode& n, int tid) {
+    events.push_back({{"name", n.name}, {"cat", category_name(n.category)}, {"ph", "X"}, {"pid", 0}, {"tid", tid},
+                      {"ts", t_us}, {"dur", n.seconds * 1e6}});
+    t_us += n.seconds * 1e6;
+  };
   auto emit = [&](const std::vector<CostNode>& ns, const char* phase, int tid) {
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", tid}, {"args", {{"name", phase}}}});
-    // Layers in model order: the kinds interleave in the model, but a rank runs each layer's
-    // nodes back to back, so the trace repeats each kind's nodes `repeat` times.
+    // A layer kind's nodes (consecutive, named "layer[kind] ...") run back to back, once per
+    // layer of that kind; then the step's other nodes (LM head, sends), `repeat` times each.
     std::vector<std::vector<const CostNode*>> kinds;
     std::vector<const CostNode*> tail;
     for (const auto& n : ns) {
-      if (n.name.starts_with("layer[")) {
-        const std::string kind = n.name.substr(0, n.name.find(']') + 1);
-        if (kinds.empty() || kinds.back().front()->name.substr(0, kind.size()) != kind) kinds.emplace_back();
-        kinds.back().push_back(&n);
-      } else {
+      if (!n.name.starts_with("layer[")) {
         tail.push_back(&n);
+        continue;
       }
+      const std::string kind = n.name.substr(0, n.name.find(']') + 1);
+      if (kinds.empty() || !kinds.back().front()->name.starts_with(kind)) kinds.emplace_back();
+      kinds.back().push_back(&n);
     }
     for (const auto& k : kinds)
       for (int64_t r = 0; r < k.front()->repeat; ++r)
-        for (const CostNode* n : k) {
-          events.push_back({{"name", n->name}, {"cat", category_name(n->category)}, {"ph", "X"}, {"pid", 0}, {"tid", tid},
-                            {"ts", t_us}, {"dur", n->seconds * 1e6}});
-          t_us += n->seconds * 1e6;
-        }
+        for (const CostNode* n : k) event(*n, tid);
     for (const CostNode* n : tail)
-      for (int64_t r = 0; r < n->repeat; ++r) {
-        events.push_back({{"name", n->name}, {"cat", category_name(n->category)}, {"ph", "X"}, {"pid", 0}, {"tid", tid},
-                          {"ts", t_us}, {"dur", n->seconds * 1e6}});
-        t_us += n->seconds * 1e6;
-      }
+      for (int64_t r = 0; r < n->repeat; ++r) event(*n, tid);
   };
   emit(g.prefill_nodes, "prefill", 0);
   emit(g.decode_nodes, "first decode step", 1);
