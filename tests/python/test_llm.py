@@ -82,3 +82,23 @@ def test_trace_is_a_chrome_trace(tmp_path):
     events = json.loads(f.read_text())["traceEvents"]
     layers = [e for e in events if e.get("ph") == "X" and e["name"].endswith("qkv_proj")]
     assert len(layers) == 2 * 32  # every layer of the prefill and of the first decode step
+
+
+def test_pipeline_micro_batches_fill_and_drain():
+    # pp 2 with two micro-batches of one sequence: (2 + 2 - 1) / 2 = 1.5 times the step of one
+    # micro-batch through both stages (GPipe fill and drain), which one micro-batch takes alone.
+    a = {**ARGS, "pp": 2, "batch": 2}
+    two = trnsim.llm(**a)
+    one = trnsim.llm(**{**a, "batch": 1, "micro_batches": 1})
+    assert two["micro_batches"] == 2 and one["micro_batches"] == 1
+    assert two["ttft_s"] == pytest.approx(1.5 * one["ttft_s"], rel=1e-12)
+    assert two["tpot_s"] == pytest.approx(1.5 * one["tpot_s"], rel=1e-12)
+
+
+def test_a_config_dict_is_a_model():
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "configs", "models", "llama-3-8b.json")
+    with open(path) as f:
+        config = json.load(f)
+    assert trnsim.llm(config, ARGS["system"], ARGS["tp"], batch=1)["tpot_s"] == \
+        trnsim.llm("llama-3-8b", ARGS["system"], ARGS["tp"], batch=1)["tpot_s"]
+    assert trnsim.llm_model(config)["parameters"] == trnsim.llm_model("llama-3-8b")["parameters"]
