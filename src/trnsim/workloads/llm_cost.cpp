@@ -131,17 +131,14 @@ void TrainiumStepCost::attention_nodes(const StepBatch& b, int64_t layer, int64_
   if (!b.prefills.empty()) out.push_back({"attention (prefill)", CostCategory::Attention, prefill * prefill_scale});
   if (!b.decode_contexts.empty()) {
     // Decode: the query heads that share a KV head are the rows of one kernel head (GQA), as
-    // Neuron's decode kernels stack them; MLA attends to the one shared latent.
+    // Neuron's decode kernels stack them; MLA attends to the one shared latent. The batch's
+    // sequences are heads of one kernel at their mean KV length (ragged work, one launch).
     const int64_t heads = mla ? 1 : L.kv_heads;
     const int64_t rows = mla ? L.q_heads : std::max<int64_t>(1, L.q_heads / L.kv_heads);
-    std::map<int64_t, double> by_keys;
-    double decode = 0;
-    for (int64_t ctx : b.decode_contexts) {
-      const int64_t keys = std::min(ctx + 1, window);
-      auto it = by_keys.find(keys);
-      if (it == by_keys.end()) it = by_keys.emplace(keys, nc.cross_attention_s(heads, rows, keys, kd)).first;
-      decode += it->second;
-    }
+    const int64_t n = static_cast<int64_t>(b.decode_contexts.size());
+    int64_t keys = 0;
+    for (int64_t ctx : b.decode_contexts) keys += std::min(ctx + 1, window);
+    const double decode = nc.decode_attention_s(heads * n, rows, std::max<int64_t>(1, (keys + n / 2) / n), kd);
     out.push_back({"attention (decode)", CostCategory::Attention, decode * decode_scale});
   }
   out.push_back({"o_proj", CostCategory::Matmul, nc.matmul_s(m, model_.v_width() / model_.heads * L.q_heads, model_.hidden)});

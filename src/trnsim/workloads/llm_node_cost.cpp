@@ -240,3 +240,14 @@ double NodeCosts::cross_attention_s(int64_t heads, int64_t rows, int64_t keys, i
 }
 
 }  // namespace trnsim::workloads
+
+namespace trnsim::workloads {
+
+double NodeCosts::decode_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim) {
+  if (!opt_.interpolate) return cross_attention_s(heads, rows, keys, head_dim);
+  const int64_t lo = grid_below(heads), hi = grid_above(heads);
+  return interp(heads, lo, hi, cross_attention_s(lo, rows, keys, head_dim),
+                hi == lo ? 0 : cross_attention_s(hi, rows, keys, head_dim));
+}
+
+}  // namespace trnsim::workloads

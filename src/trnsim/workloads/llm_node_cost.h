@@ -35,6 +35,10 @@ class NodeCosts {
   // Non-causal attention of `rows` query rows per head to `keys` cached keys: a decode step
   // (rows = the query heads sharing one KV head) or a prefill chunk's past context.
   double cross_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim);
+  // A decode step's attention for a whole batch in one kernel: `heads` = sequences x KV heads
+  // per rank, `keys` their mean length (the kernel's work is linear in each head's keys).
+  // Interpolated over heads as well.
+  double decode_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim);
   // One layer's element-wise work for m tokens: hidden h, local FFN width i, local q+k width.
   double pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk);
 

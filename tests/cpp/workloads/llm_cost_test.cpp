@@ -49,6 +49,10 @@ TEST(LlmNodeCosts, AttentionInterpolationWithinFivePercentOfTimingMode) {
     const double analytical = nc.cross_attention_s(2, 8, keys, 128);
     EXPECT_NEAR(analytical / nc.measure_attention_s(2, 8, keys, 128, false), 1.0, 0.05) << "keys=" << keys;
   }
+  for (int64_t heads : {3, 24, 40}) {  // a batch of sequences' KV heads in one decode kernel
+    const double analytical = nc.decode_attention_s(heads, 8, 1000, 128);
+    EXPECT_NEAR(analytical / nc.measure_attention_s(heads, 8, 1000, 128, false), 1.0, 0.05) << "heads=" << heads;
+  }
   for (int64_t seq : {200, 600, 1100}) {  // causal prefill
     const double analytical = nc.prefill_attention_s(2, seq, 128);
     EXPECT_NEAR(analytical / nc.measure_attention_s(2, seq, seq, 128, true), 1.0, 0.05) << "seq=" << seq;
