@@ -89,7 +89,15 @@ int64_t grid_above(int64_t x) {
 }
 
 NodeCosts::NodeCosts(const hw::ChipSpec& chip, NodeCostOptions options) : chip_(chip), opt_(options) {
-  const std::string scope = fmt::format("{}-{}-lnc{}-{}", chip.name, chip_hash(chip), opt_.cores,
+  // The scope also holds a fingerprint of the compiler and simulator: three small probes run
+  // uncached (a few ms), so that costs measured by another build are never read back.
+  cache_ = std::make_unique<CostCache>("", false);
+  const std::string probe = fmt::format("{:.17g},{:.17g},{:.17g}", measure_matmul_s(200, 256, 640),
+                                        measure_attention_s(2, 192, 192, 64, true), measure_pointwise_s(64, 256, 128, 128));
+  simulations_ = 0;
+  sim_wall_s_ = 0;
+  const std::string scope = fmt::format("{}-{}-{:08x}-lnc{}-{}", chip.name, chip_hash(chip),
+                                        std::hash<std::string>{}(probe) & 0xffffffffu, opt_.cores,
                                         compiler::policy_name(opt_.policy));
   cache_ = std::make_unique<CostCache>(scope, opt_.use_disk_cache);
 }
