@@ -102,3 +102,14 @@ def test_a_config_dict_is_a_model():
     assert trnsim.llm(config, ARGS["system"], ARGS["tp"], batch=1)["tpot_s"] == \
         trnsim.llm("llama-3-8b", ARGS["system"], ARGS["tp"], batch=1)["tpot_s"]
     assert trnsim.llm_model(config)["parameters"] == trnsim.llm_model("llama-3-8b")["parameters"]
+
+
+def test_sequence_parallel_splits_the_norms():
+    # A long prefill: with SP the norms and residuals run on input / tp tokens per rank, and
+    # each all-reduce becomes a reduce-scatter plus an all-gather of the same bytes.
+    a = {**ARGS, "input": 2048, "batch": 1}
+    plain, sp = trnsim.llm(**a), trnsim.llm(**a, sequence_parallel=True)
+    assert sp["sequence_parallel"] and not plain["sequence_parallel"]
+    assert sp["prefill_breakdown"]["other_s"] < 0.8 * plain["prefill_breakdown"]["other_s"]
+    assert sp["prefill_breakdown"]["matmul_s"] == plain["prefill_breakdown"]["matmul_s"]
+    assert any("reduce-scatter" in n["node"] for n in sp["decode_step_nodes"])

@@ -73,6 +73,8 @@ Register reg{{"llm",
                 sub.add_option("--lnc", a->d.lnc, "logical NeuronCore size 1 or 2 (default: 2 on Trn2/Trn3, else 1)");
                 sub.add_option("--dtype", a->d.dtype, "matmul compute dtype: bf16 (default) or fp8");
                 sub.add_option("--weights", a->d.weights, "weight storage: bf16 (default), fp8 or int8");
+                sub.add_flag("--sequence-parallel", a->d.sequence_parallel,
+                             "norms and residuals split over the TP ranks (reduce-scatter + all-gather)");
                 sub.add_option("--kv-dtype", a->d.kv_dtype, "KV-cache dtype: bf16 (default) or fp8");
                 sub.add_option("--batch", a->r.batch, "sequences decoded together")->required();
                 sub.add_option("--input", a->r.input, "prompt tokens per sequence")->required();

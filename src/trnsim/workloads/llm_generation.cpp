@@ -133,6 +133,7 @@ nlohmann::json generation_json(const TrainiumStepCost& cost, const Deployment& d
               {"output_tokens", r.output},
               {"chips", l.chips},
               {"micro_batches", g.micro_batches},
+              {"sequence_parallel", d.sequence_parallel},
               {"ttft_s", g.ttft_s},
               {"tpot_s", g.tpot_s},
               {"e2e_s", g.e2e_s},

@@ -41,11 +41,14 @@ class NodeCosts {
   double decode_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim);
   // One layer's element-wise work for m tokens: hidden h, local FFN width i, local q+k width.
   double pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk);
+  // The norms-and-residuals part of it alone (two RMSNorms, two adds on [m, h]).
+  double norms_s(int64_t m, int64_t h);
 
   // The same without interpolation: one timing-mode run (cached). For tests and benches.
   double measure_matmul_s(int64_t m, int64_t k, int64_t n);
   double measure_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim, bool causal);
   double measure_pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk);
+  double measure_norms_s(int64_t m, int64_t h);
 
   int simulations() const { return simulations_; }  // timing-mode runs this object made
   double simulation_wall_s() const { return sim_wall_s_; }
@@ -53,6 +56,7 @@ class NodeCosts {
  private:
   template <class F>
   double cached(const std::string& key, F&& measure);
+  double time_graph(compiler::Graph g) const;  // compile, run in timing mode: seconds
 
   const hw::ChipSpec& chip_;
   NodeCostOptions opt_;
