@@ -18,7 +18,7 @@ int64_t parse_int(const std::string& s, const std::string& which, const std::str
   auto r = std::from_chars(s.data(), s.data() + s.size(), v);
   if (r.ec != std::errc() || r.ptr != s.data() + s.size())
     throw ConfigError(fmt::format("--{} '{}': expected N, LO:HI or fit:TRACE.csv", which, text));
-  if (v < 0) throw ConfigError(fmt::format("--{} '{}': lengths must be >= 0", which, text));
+  if (v < 0) throw ConfigError(fmt::format("--{} '{}': token counts must be positive", which, text));
   return v;
 }
 
