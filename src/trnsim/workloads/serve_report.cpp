@@ -94,13 +94,15 @@ json incident_json(const Incident& inc, const ServeRecorder& rec, const Latencie
                                                     [t](const Request& q) { return q.arrival_s < t; }) -
                                rec.requests.begin());
   };
-  auto window = [&](double a, double b, std::vector<double>& ttft, int64_t& good) {
-    for (size_t i = first_at(a), e = first_at(b); i < e; ++i) ttft.push_back(l.ttft[i]), good += l.good[i];
+  auto window = [&](double a, double b, std::vector<double>& ttft, int64_t& good, bool skip_retried = false) {
+    for (size_t i = first_at(a), e = first_at(b); i < e; ++i)
+      if (!skip_retried || rec.records[i].retries == 0) ttft.push_back(l.ttft[i]), good += l.good[i];
     std::sort(ttft.begin(), ttft.end());
   };
+  // The baseline: the minute before, without the requests the incident itself hit.
   std::vector<double> before, during;
   int64_t good_before = 0, good_during = 0;
-  window(inc.at_s - 60, inc.at_s, before, good_before);
+  window(inc.at_s - 60, inc.at_s, before, good_before, true);
   window(inc.at_s, until, during, good_during);
   j["requests_during"] = during.size();
   j["slo_violations_during"] = static_cast<int64_t>(during.size()) - good_during;
