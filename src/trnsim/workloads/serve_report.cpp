@@ -127,22 +127,7 @@ json incident_json(const Incident& inc, const ServeRecorder& rec, const Latencie
   return j;
 }
 
-}  // namespace
-
-double percentile_sorted(const std::vector<double>& v, double q) {
-  if (v.empty()) return 0;
-  const double pos = q / 100.0 * static_cast<double>(v.size() - 1);
-  const auto i = static_cast<size_t>(std::floor(pos));
-  if (i + 1 >= v.size()) return v.back();
-  return v[i] + (v[i + 1] - v[i]) * (pos - static_cast<double>(i));
-}
-
-json serve_result_json(const ServeOutcome& out, const ServeOptions& opt, const ServeContext& ctx) {
-  const ServeRecorder& rec = out.rec;
-  const Latencies l = latencies(rec, opt.slo);
-  json j;
-  j["kind"] = "serve";
-  j["time_s"] = out.end_s;
+void add_deployment(json& j, const ServeOutcome& out, const ServeOptions& opt, const ServeContext& ctx) {
   j["model"] = ctx.model;
   j["system"] = ctx.system;
   j["tp"] = ctx.tp;
@@ -153,39 +138,27 @@ json serve_result_json(const ServeOutcome& out, const ServeOptions& opt, const S
   j["prefill_replicas"] = opt.cluster.prefill_replicas;
   j["replicas_peak"] = out.replicas_peak;
   j["chips_per_replica"] = ctx.chips_per_replica;
+  j["chips"] = ctx.chips_per_replica * out.replicas_peak;
   j["batching"] = opt.engine.batching;
   j["router"] = opt.cluster.router;
   j["traffic"] = ctx.traffic;
   j["seed"] = opt.traffic.seed;
-  j["requests"] = rec.completed;
-  j["duration_s"] = out.end_s;
-  int64_t in_tokens = 0, out_tokens = 0;
-  for (const auto& q : rec.requests) in_tokens += q.input, out_tokens += q.output;
-  j["input_tokens"] = in_tokens;
-  j["output_tokens"] = out_tokens;
-  const double d = out.end_s > 0 ? out.end_s : 1;
-  j["request_throughput_rps"] = rec.completed / d;
-  j["output_token_throughput_tps"] = out_tokens / d;
-  j["total_token_throughput_tps"] = (in_tokens + out_tokens) / d;
-  add_throughput_shape(j, rec);
-  add_stats(j, "ttft", l.ttft);
-  add_stats(j, "tpot", l.tpot);
-  add_stats(j, "e2e", l.e2e);
-  add_stats(j, "queue", l.queue);
-  j["mean_itl_s"] = rec.itl.mean();
-  for (double q : {50.0, 90.0, 95.0, 99.0}) j[fmt::format("p{:g}_itl_s", q)] = rec.itl.percentile(q);
-  j["max_itl_s"] = rec.itl.max();
-  if (!opt.slo.name.empty()) {
-    int64_t good = 0;
-    for (char g : l.good) good += g;
-    j["slo"] = opt.slo.name;
-    j["slo_ttft_s"] = opt.slo.ttft_s;
-    j["slo_tpot_s"] = opt.slo.tpot_s;
-    j["goodput_rps"] = good / d;
-    j["slo_attainment"] = rec.completed ? static_cast<double>(good) / rec.completed : 0.0;
-    // MLPerf's criterion: the 99th percentiles of TTFT and TPOT within the limits.
-    j["slo_p99_met"] = j["p99_ttft_s"].get<double>() <= opt.slo.ttft_s && j["p99_tpot_s"].get<double>() <= opt.slo.tpot_s;
-  }
+}
+
+void add_slo(json& j, const Latencies& l, const ServeRecorder& rec, const SloOptions& slo, double duration_s) {
+  int64_t good = 0;
+  for (char g : l.good) good += g;
+  j["slo"] = slo.name;
+  j["slo_ttft_s"] = slo.ttft_s;
+  j["slo_tpot_s"] = slo.tpot_s;
+  j["goodput_rps"] = good / duration_s;
+  j["slo_attainment"] = rec.completed ? static_cast<double>(good) / rec.completed : 0.0;
+  // MLPerf's criterion: the 99th percentiles of TTFT and TPOT within the limits.
+  j["slo_p99_met"] = j["p99_ttft_s"].get<double>() <= slo.ttft_s && j["p99_tpot_s"].get<double>() <= slo.tpot_s;
+}
+
+void add_engine(json& j, const ServeOutcome& out, const ServeOptions& opt, const ServeContext& ctx) {
+  const ServeRecorder& rec = out.rec;
   j["preemptions"] = rec.preemptions;
   j["swaps"] = rec.swaps;
   j["retries"] = rec.retries;
@@ -216,6 +189,45 @@ json serve_result_json(const ServeOutcome& out, const ServeOptions& opt, const S
   j["scale_downs"] = out.scale_downs;
   j["replica_seconds"] = out.replica_seconds;
   j["busy_fraction"] = out.replica_seconds > 0 ? out.busy_seconds / out.replica_seconds : 0.0;
+}
+
+}  // namespace
+
+double percentile_sorted(const std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
+  const double pos = q / 100.0 * static_cast<double>(v.size() - 1);
+  const auto i = static_cast<size_t>(std::floor(pos));
+  if (i + 1 >= v.size()) return v.back();
+  return v[i] + (v[i + 1] - v[i]) * (pos - static_cast<double>(i));
+}
+
+json serve_result_json(const ServeOutcome& out, const ServeOptions& opt, const ServeContext& ctx) {
+  const ServeRecorder& rec = out.rec;
+  const Latencies l = latencies(rec, opt.slo);
+  json j;
+  j["kind"] = "serve";
+  j["time_s"] = out.end_s;
+  add_deployment(j, out, opt, ctx);
+  j["requests"] = rec.completed;
+  j["duration_s"] = out.end_s;
+  int64_t in_tokens = 0, out_tokens = 0;
+  for (const auto& q : rec.requests) in_tokens += q.input, out_tokens += q.output;
+  j["input_tokens"] = in_tokens;
+  j["output_tokens"] = out_tokens;
+  const double d = out.end_s > 0 ? out.end_s : 1;
+  j["request_throughput_rps"] = rec.completed / d;
+  j["output_token_throughput_tps"] = out_tokens / d;
+  j["total_token_throughput_tps"] = (in_tokens + out_tokens) / d;
+  add_throughput_shape(j, rec);
+  add_stats(j, "ttft", l.ttft);
+  add_stats(j, "tpot", l.tpot);
+  add_stats(j, "e2e", l.e2e);
+  add_stats(j, "queue", l.queue);
+  j["mean_itl_s"] = rec.itl.mean();
+  for (double q : {50.0, 90.0, 95.0, 99.0}) j[fmt::format("p{:g}_itl_s", q)] = rec.itl.percentile(q);
+  j["max_itl_s"] = rec.itl.max();
+  if (!opt.slo.name.empty()) add_slo(j, l, rec, opt.slo, d);
+  add_engine(j, out, opt, ctx);
   j["energy_j"] = rec.energy_j;
   j["energy_per_output_token_j"] = out_tokens ? rec.energy_j / out_tokens : 0.0;
   // Little's law over the whole run: time-mean requests in the system = arrival rate x mean

@@ -13,6 +13,7 @@
 #include "trnsim/workloads/serve_memory.h"
 #include "trnsim/workloads/serve_report.h"
 #include "trnsim/workloads/serve_router.h"
+#include "trnsim/workloads/traffic_workload.h"
 
 namespace trnsim::workloads {
 namespace {
@@ -80,6 +81,10 @@ ServeRunResult run_serve(ServeSpec spec, const ServeProgress& progress) {
   ServeOptions& o = spec.options;
   validate_serve_options(o);
   const ModelDesc model = load_model(spec.model);
+  // The traffic's errors (a broken trace row, lengths past the context) before the cost model,
+  // whose first use may measure node costs for a while.
+  if (!o.traffic.trace.empty()) RequestSource(o.traffic, model.max_positions).all();
+  else RequestSource(o.traffic, model.max_positions);
   const auto cost = make_step_cost(model, spec.deployment);
   o.engine.max_context = model.max_positions;
   if (o.engine.buckets.empty()) o.engine.buckets = default_buckets(model.max_positions);
