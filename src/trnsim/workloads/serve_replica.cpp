@@ -47,7 +47,10 @@ void Replica::enqueue(int64_t req, int64_t prefilled_kv, int32_t generated) {
   q.target = r.output;
   q.group = r.prefix_group;
   q.generated = generated;
-  if (prefilled_kv > 0) q.done = q.prompt;  // its KV arrives by transfer; blocks at admission
+  if (prefilled_kv > 0) {  // its KV arrives by transfer (blocks at admission); the first token was sent
+    q.done = q.prompt;
+    q.last_token_s = rec_.records[req].first_token_s;
+  }
   waiting_.push_back(s);
 }
 

@@ -104,6 +104,8 @@ TEST(ServeCluster, DisaggregatedTtftIsThePrefillAndDecodeWaitsForTheKvTransfer) 
     EXPECT_NEAR(r.done_s - out.rec.requests[i].arrival_s, prefill + transfer + decodes, 1e-9);
     EXPECT_EQ(r.replica, 1);  // the decode replica
   }
+  // The first decoded token comes a transfer and a decode step after the first token.
+  EXPECT_NEAR(out.rec.itl.max(), transfer + 0.004 + 2e-5 + 1e-8 * 1000, 1e-9);
 }
 
 TEST(ServeCluster, LostReplicaRequestsAreRetriedAndEachCompletedOnce) {
