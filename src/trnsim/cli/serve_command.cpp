@@ -121,9 +121,9 @@ Register reg{{"serve",
                   if (o.kind == workloads::OptionKind::Flag) {
                     sub.add_flag(flag, a->flags[o.name], o.help);
                   } else if (o.kind == workloads::OptionKind::List) {
-                    sub.add_option(flag, a->lists[o.name], o.help)->delimiter(',');
+                    sub.add_option(flag, a->lists[o.name], o.help)->delimiter(',')->type_name("");
                   } else {
-                    auto* opt = sub.add_option(flag, a->values[o.name], o.help);
+                    auto* opt = sub.add_option(flag, a->values[o.name], o.help)->type_name("");
                     if (o.name == "model" || o.name == "system") opt->required();
                   }
                 }
