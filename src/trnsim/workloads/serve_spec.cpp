@@ -84,6 +84,8 @@ std::vector<ServeOptionInfo> make_table() {
       {"lnc", K::Value, "logical NeuronCore size (0: the chip's default)", FIELD(s.deployment.lnc = static_cast<int>(integer(v, "lnc")))},
       {"dtype", K::Value, "matmul compute dtype: bf16 or fp8", FIELD(s.deployment.dtype = text(v, "dtype"))},
       {"weights", K::Value, "weight storage: bf16, fp8 or int8", FIELD(s.deployment.weights = text(v, "weights"))},
+      {"sequence-parallel", K::Flag, "norms and residuals split over the TP ranks (Megatron sequence parallelism)",
+       FIELD(s.deployment.sequence_parallel = flag(v, "sequence-parallel"))},
       {"kv-dtype", K::Value, "KV-cache dtype: bf16 or fp8", FIELD(s.deployment.kv_dtype = text(v, "kv-dtype"))},
       {"replicas", K::Value, "replicas of the deployment (decode replicas when disaggregated)",
        FIELD(s.options.cluster.replicas = static_cast<int>(positive(v, "replicas")))},
