@@ -6,7 +6,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DRIVERS = ["numerics_convert.py", "sim_speed.py", "collective_calibration.py",
-           "minilm_vs_onnxruntime.py"]
+           "minilm_vs_onnxruntime.py", "serve_speed.py"]
 
 
 def main() -> int:

@@ -11,6 +11,7 @@ from trnsim.compiler import CompiledModel, compile_onnx, load_compiled, supporte
 from trnsim.tensor_parallel import run_tensor_parallel
 from trnsim.llm import llm, llm_model, llm_models
 from trnsim.train import train
+from trnsim.serve import serve, serve_options
 
 __version__ = _core.__version__
 
@@ -21,6 +22,7 @@ __all__ += ["kernel", "kernel_list", "run", "KernelBuilder"]
 __all__ += ["compile_onnx", "CompiledModel", "supported_ops", "load_compiled"]
 __all__ += ["train"]
 __all__ += ["llm", "llm_model", "llm_models"]
+__all__ += ["serve", "serve_options"]
 
 # PyTorch front end (issue 4): trnsim.trace, and torch.compile(backend="trnsim") registered with
 # TorchDynamo once torch._dynamo is imported, so `import trnsim` never imports torch itself.

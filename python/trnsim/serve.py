@@ -1,0 +1,43 @@
+"""LLM serving on a simulated deployment: the same numbers as ``trnsim serve``.
+
+``serve()`` runs R replicas of a model description (a preset of ``configs/models`` or a Hugging
+Face ``config.json``) on a system under a traffic pattern (``rate=`` with ``arrival=`` /
+``burstiness=``, ``concurrency=``, ``offline=True`` or ``trace=``) and returns the dict of
+``trnsim serve --json``: ``kind`` "serve", ``time_s`` (simulated duration), TTFT / TPOT / ITL /
+e2e / queueing percentiles (``p99_ttft_s``, ...), throughput, goodput under ``slo=``, KV-cache
+use, preemptions, retries, incidents. Every keyword is a ``trnsim serve`` flag with ``_`` for
+``-`` (``max_seqs=``, ``fail=["replica:1@60"]``, ...). ``timeline=True`` adds the per-second
+series under ``"timeline"``. Bad input raises ``trnsim.TrnsimError`` subclasses (one line).
+"""
+from __future__ import annotations
+
+import json
+
+from trnsim import _core
+
+__all__ = ["serve", "serve_options"]
+
+
+def serve(model: str, system: str, tp: int = 1, *, timeline: bool | str = False, **options) -> dict:
+    """Simulate serving ``model`` on ``system`` with ``tp``-way tensor parallel replicas.
+
+    ``timeline``: True to include the time series in the result, or a path (.csv/.json) to
+    write it to, as ``--timeline``.
+    """
+    values = {"model": model, "system": system, "tp": tp}
+    for key, value in options.items():
+        if value is None or value is False:
+            continue
+        values[key] = value
+    if isinstance(timeline, str):
+        values["timeline"] = timeline
+    result, series = _core.serve.serve(json.dumps(values))
+    out = json.loads(result)
+    if timeline is True:
+        out["timeline"] = json.loads(series)
+    return out
+
+
+def serve_options() -> list[str]:
+    """The keywords ``serve()`` takes (``trnsim serve`` flags with ``_`` for ``-``)."""
+    return [n.replace("-", "_") for n in _core.serve.option_names()]
