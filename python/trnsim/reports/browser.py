@@ -35,6 +35,7 @@ class PageCheck:
     open_s: float = 0.0  # navigation to the last plot drawn, wall clock
     render_ms: float = 0.0  # the page's own performance.now() at that moment
     screenshot: Optional[Path] = None
+    tiles: list[Path] = field(default_factory=list)  # the screenshot in pieces a person can read
 
     @property
     def empty_plots(self) -> list[str]:
@@ -121,28 +122,53 @@ def _errors(events: list[dict]) -> list[str]:
     return out
 
 
-def open_report(html: Path, screenshot: Optional[Path] = None, timeout_s: float = 60.0, width: int = 1400,
-                exe: Optional[str] = None) -> PageCheck:
-    """Opens `html` in headless Chromium and returns what it found; raises if no browser is found."""
-    exe = exe or find_chromium()
-    if not exe:
-        raise FileNotFoundError("no Chromium found (install Debian's `chromium`, or set TRNSIM_CHROMIUM)")
-    with tempfile.TemporaryDirectory(prefix="trnsim-chromium-") as user_dir:
-        cdp = _Cdp(exe, user_dir)
+class Chromium:
+    """One headless browser for several pages: ``with Chromium() as b: b.check(path, shot)``."""
+
+    def __init__(self, exe: Optional[str] = None, width: int = 1400):
+        self.exe = exe or find_chromium()
+        if not self.exe:
+            raise FileNotFoundError("no Chromium found (install Debian's `chromium`, or set TRNSIM_CHROMIUM)")
+        self.width = width
+
+    def __enter__(self) -> "Chromium":
+        self._dir = tempfile.TemporaryDirectory(prefix="trnsim-chromium-")
+        self._cdp = _Cdp(self.exe, self._dir.name)
         try:
-            return _check(cdp, Path(html).resolve(), screenshot, timeout_s, width)
-        finally:
-            cdp.close()
+            targets = self._cdp.send("Target.getTargets", timeout_s=60)["targetInfos"]
+            page = next(t for t in targets if t["type"] == "page")
+            self._sid = self._cdp.send("Target.attachToTarget", {"targetId": page["targetId"], "flatten": True})["sessionId"]
+            for m in ("Runtime.enable", "Page.enable", "Log.enable"):
+                self._cdp.send(m, session=self._sid)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._cdp.close()
+        self._dir.cleanup()
+
+    def check(self, html: Path, screenshot: Optional[Path] = None, timeout_s: float = 60.0,
+              tile_height: int = 0) -> PageCheck:
+        """Opens `html`, waits for its plots, and returns what it found (and the screenshot, if asked)."""
+        self._cdp.events.clear()
+        return _check(self._cdp, self._sid, Path(html).resolve(), screenshot, timeout_s, self.width, tile_height)
 
 
-def _check(cdp: _Cdp, html: Path, screenshot: Optional[Path], timeout_s: float, width: int) -> PageCheck:
-    targets = cdp.send("Target.getTargets", timeout_s=timeout_s)["targetInfos"]
-    page = next(t for t in targets if t["type"] == "page")
-    sid = cdp.send("Target.attachToTarget", {"targetId": page["targetId"], "flatten": True})["sessionId"]
-    for m in ("Runtime.enable", "Page.enable", "Log.enable"):
-        cdp.send(m, session=sid)
+def open_report(html: Path, screenshot: Optional[Path] = None, timeout_s: float = 60.0, width: int = 1400,
+                exe: Optional[str] = None, tile_height: int = 0) -> PageCheck:
+    """Opens `html` in a fresh headless Chromium; raises FileNotFoundError if there is none."""
+    with Chromium(exe, width) as b:
+        return b.check(html, screenshot, timeout_s, tile_height)
+
+
+def _check(cdp: _Cdp, sid: str, html: Path, screenshot: Optional[Path], timeout_s: float, width: int,
+           tile_height: int) -> PageCheck:
     cdp.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": 900, "deviceScaleFactor": 1,
                                                     "mobile": False}, session=sid)
+    # The previous page must not pass for this one while the navigation is under way.
+    cdp.send("Runtime.evaluate", {"expression": "document.body && (document.body.dataset.rendered = '')"}, session=sid)
     t0 = time.monotonic()
     cdp.send("Page.navigate", {"url": html.as_uri()}, session=sid)
     deadline = t0 + timeout_s
@@ -170,5 +196,12 @@ def _check(cdp: _Cdp, html: Path, screenshot: Optional[Path], timeout_s: float, 
         screenshot.parent.mkdir(parents=True, exist_ok=True)
         screenshot.write_bytes(base64.b64decode(png))
         check.screenshot = screenshot
+        for i, y in enumerate(range(0, int(min(h, 12000)), tile_height) if tile_height else []):
+            clip = {"x": 0, "y": y, "width": width, "height": min(tile_height, int(h) - y), "scale": 1}
+            png = cdp.send("Page.captureScreenshot", {"format": "png", "clip": clip, "captureBeyondViewport": True},
+                           session=sid, timeout_s=timeout_s)["data"]
+            tile = screenshot.with_name(f"{screenshot.stem}-{i + 1:02d}.png")
+            tile.write_bytes(base64.b64decode(png))
+            check.tiles.append(tile)
     check.console_errors += [e for e in _errors(cdp.events) if e not in check.console_errors]
     return check

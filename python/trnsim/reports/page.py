@@ -49,6 +49,7 @@ _TEMPLATE = {
                      "#bcbd22", "#17becf"],
         "legend": {"orientation": "h", "y": -0.2},
         "hovermode": "closest",
+        "title": {"x": 0.01, "xanchor": "left", "font": {"size": 14}},  # left, clear of the mode bar
     }
 }
 

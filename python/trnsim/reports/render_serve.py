@@ -86,10 +86,12 @@ def _time_figures(results: list[Result], s: Section) -> None:
     if not any(c for _, c in series):
         s.skip("Throughput and latency over time", "timeseries")
         return
-    groups = (("Throughput over time", ("per_s",), ("latency", "ttft", "tpot", "e2e"), "per second"),
-              ("Latency over time", ("ttft", "tpot", "e2e", "latency", "queue"), ("per_s",), "ms"),
-              ("KV-cache utilisation and batch over time", ("kv", "running", "batch", "queued", "waiting"), ("per_s",),
-               "value"))
+    groups = (("Requests per second over time", ("request",), ("latency", "ttft", "tpot", "e2e", "token"), "requests/s"),
+              ("Tokens per second over time", ("token",), ("latency", "ttft", "tpot", "e2e"), "tokens/s"),
+              ("Latency over time", ("ttft", "tpot", "e2e", "latency", "queue_s", "queueing"), ("per_s",), "ms"),
+              ("KV-cache utilisation over time", ("kv",), ("per_s",), "fraction"),
+              ("Running and queued sequences over time", ("running", "batch", "queued", "waiting"), ("per_s", "kv"),
+               "sequences"))
     for title, needles, exclude, unit in groups:
         fig = go.Figure()
         for r, c in series:
