@@ -41,6 +41,7 @@ def run_sweep(spec: Union[str, os.PathLike, dict, Sweep], output: Union[str, os.
         todo = todo[:limit]
     t0 = time.perf_counter()
     failed = 0
+    timing: dict[str, float] = {"ray_start_s": 0.0}
     with Progress("sweep", total=len(todo), quiet=not progress) as prog:
         if local == 0 and address is None:
             for pid, p in todo:
@@ -49,14 +50,16 @@ def run_sweep(spec: Union[str, os.PathLike, dict, Sweep], output: Union[str, os.
                 store.append(rows)
                 prog.advance()
         else:
-            failed = _run_on_ray(sw, exe, todo, store, prog, address, local)
+            failed = _run_on_ray(sw, exe, todo, store, prog, address, local, timing)
     wall = time.perf_counter() - t0
     table = store.merge()
     return {"points": len(points), "skipped": sum(1 for pid, _ in points if pid in done),
-            "ran": len(todo), "failed": failed, "rows": table.num_rows, "wall_s": wall, "output": str(Path(output))}
+            "ran": len(todo), "failed": failed, "rows": table.num_rows, "wall_s": wall, **timing, "output": str(Path(output))}
 
 
-def _run_on_ray(sw: Sweep, exe: str, todo, store: SweepStore, prog: Progress, address, local) -> int:
+def _run_on_ray(sw: Sweep, exe: str, todo, store: SweepStore, prog: Progress, address, local,
+                timing: dict[str, float]) -> int:
+    t0 = time.perf_counter()
     import ray
     started_here = False
     if not ray.is_initialized():
@@ -66,6 +69,7 @@ def _run_on_ray(sw: Sweep, exe: str, todo, store: SweepStore, prog: Progress, ad
         else:
             ray.init(num_cpus=local or os.cpu_count(), **kw)
         started_here = True
+    timing["ray_start_s"] = time.perf_counter() - t0
     task = ray.remote(num_cpus=1, max_retries=0)(run_point)
     failed = 0
     try:
