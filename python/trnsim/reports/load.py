@@ -74,6 +74,34 @@ def parquet_result(path: Union[str, os.PathLike]) -> dict:
             "rows": table.to_pylist(), "time_s": None}
 
 
+def _is_timeline(data: Any) -> bool:
+    """`trnsim serve --timeline F.json`: a list of per-bin records with t_s and no kind."""
+    return isinstance(data, list) and bool(data) and all(isinstance(d, dict) and "t_s" in d and "kind" not in d
+                                                         for d in data)
+
+
+def _csv_records(p: Path) -> list[dict]:
+    import csv
+    with p.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows or "t_s" not in rows[0]:
+        raise ReportInputError(f"{p}: a CSV must be a serve timeline (`trnsim serve --timeline F.csv`, first column t_s)")
+    out = []
+    for i, r in enumerate(rows, start=2):
+        try:
+            out.append({k: float(v) for k, v in r.items() if v not in ("", None)})
+        except ValueError:
+            raise ReportInputError(f"{p}: row {i}: expected numbers") from None
+    return out
+
+
+def _attach_timeline(out: list[Result], records: list[dict], where: str) -> None:
+    serve = next((r for r in reversed(out) if r.kind == "serve"), None)
+    if serve is None:
+        raise ReportInputError(f"{where}: a serve timeline goes after its serve result (trnsim report serve.json {where})")
+    serve.data = {**serve.data, "timeseries": records}
+
+
 def load_results(items: Iterable[Union[str, os.PathLike, dict, list]]) -> list[Result]:
     """Results from file paths (.json, .parquet) or objects already in memory, labelled for legends."""
     out: list[Result] = []
@@ -86,6 +114,9 @@ def load_results(items: Iterable[Union[str, os.PathLike, dict, list]]) -> list[R
             if p.suffix == ".parquet":
                 out.append(Result("sweep", label, parquet_result(p)))
                 continue
+            if p.suffix == ".csv":
+                _attach_timeline(out, _csv_records(p), str(p))
+                continue
             try:
                 data = json.loads(p.read_text())
             except json.JSONDecodeError as e:
@@ -94,6 +125,9 @@ def load_results(items: Iterable[Union[str, os.PathLike, dict, list]]) -> list[R
                 raise ReportInputError(f"{p}: not a JSON text file (expected a trnsim --json result or a .parquet)") from None
         else:
             data, label = item, f"result {i + 1}"
+        if _is_timeline(data):
+            _attach_timeline(out, data, label)
+            continue
         objs = data if isinstance(data, list) else [data]
         if not objs:
             raise ReportInputError(f"{label}: an empty list, nothing to draw")

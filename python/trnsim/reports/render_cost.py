@@ -69,24 +69,58 @@ def render_compare(results: list[Result]) -> list[Section]:
     return out
 
 
+def _unit_label(r: Result) -> str:
+    system = get(r.data, "system")
+    return f"{r.label} ({system})" if system and str(system) not in r.label else r.label
+
+
 def render_tco(results: list[Result]) -> list[Section]:
     s = Section("Cost of ownership")
-    ents = [(r.label, flat_numbers(r.data)) for r in results]
+    ents = [(_unit_label(r), flat_numbers(r.data)) for r in results]
     keys = list(dict.fromkeys(k for _, n in ents for k in n))
     s.tables.append(Table(["field"] + [l for l, _ in ents], [[k] + [short(n.get(k)) for _, n in ents] for k in keys]))
-    parts = []
-    for label, nums in ents:  # cost items: *_usd fields that are not totals or per-unit rates
-        items = {k: v for k, v in nums.items() if k.endswith("usd") and "total" not in k and "_per_" not in k}
-        parts.append((label, items))
-    if any(p for _, p in parts):
+    for r in results:
+        for where in ("note", "cloud.note", "owned.note"):
+            if isinstance(get(r.data, where), str):
+                s.notes.append(f"{r.label}: {get(r.data, where)}")
+    # an instance-hour: the owned fleet's items stacked, beside the cloud price
+    hour = go.Figure()
+    for label, n in ents:
+        items = {k.split(".")[-1][:-len("_usd_per_hour")]: v for k, v in n.items()
+                 if k.endswith("_usd_per_hour") and not k.endswith("usd_per_instance_hour")}
+        for item, v in items.items():
+            hour.add_bar(name=item, x=[f"{label} owned"], y=[v], legendgroup=item, showlegend=label == ents[0][0])
+        cloud = n.get("cloud.usd_per_instance_hour")
+        if cloud:
+            hour.add_bar(name="cloud price", x=[f"{label} cloud"], y=[cloud], legendgroup="cloud",
+                         showlegend=label == ents[0][0])
+    if hour.data:
+        s.figures.append(hour.update_layout(title="Cost of an instance-hour: owned (by item) and cloud", barmode="stack",
+                                            yaxis={"title": "USD per instance-hour"}))
+    per_m = go.Figure()
+    for src in ("cloud", "owned"):
+        vals = [(l, n.get(f"{src}.usd_per_million_tokens", n.get(f"{src}.usd_per_million_inferences"))) for l, n in ents]
+        if any(v for _, v in vals):
+            per_m.add_bar(name=src, x=[l for l, _ in vals], y=[v or 0 for _, v in vals])
+    if per_m.data:
+        s.figures.append(per_m.update_layout(title="USD per million tokens", barmode="group", yaxis={"title": "USD"}))
+    old = [(l, {k: v for k, v in n.items() if k.endswith("usd") and "total" not in k and "_per_" not in k})
+           for l, n in ents]
+    if any(p for _, p in old):  # cost items given as totals (*_usd)
         fig = go.Figure()
-        for item in dict.fromkeys(k for _, p in parts for k in p):
-            fig.add_bar(name=item, x=[l for l, _ in parts], y=[p.get(item, 0) for _, p in parts])
+        for item in dict.fromkeys(k for _, p in old for k in p):
+            fig.add_bar(name=item, x=[l for l, _ in old], y=[p.get(item, 0) for _, p in old])
         s.figures.append(fig.update_layout(title="Cost items", barmode="stack", yaxis={"title": "USD"}))
-    for title, needles in (("Cost per unit", ("_per_",)), ("Energy and power", ENERGY + POWER)):
-        fig = _bars(title, ents, needles if title == "Energy and power" else ("usd_per", "per_million"))
-        if fig is not None:
-            s.figures.append(fig)
-        else:
-            s.skip(title, "|".join(needles))
+    for title, pred, unit in (
+            ("Energy per token", lambda k: k.endswith(("j_per_token", "j_per_inference", "energy_per_output_token_j")), "J"),
+            ("Tokens per second per MW", lambda k: "per_mw" in k, "tokens/s per MW"),
+            ("Power", lambda k: k.endswith("power_w") and not k.startswith("assumptions."), "W")):
+        names = list(dict.fromkeys(k for _, n in ents for k in n if pred(k)))
+        if names:
+            fig = go.Figure()
+            for label, n in ents:
+                fig.add_bar(name=label, x=[k.split(".")[-1] for k in names], y=[n.get(k) for k in names])
+            s.figures.append(fig.update_layout(title=title, barmode="group", yaxis={"title": unit}))
+    if not s.figures:
+        s.skip("Cost and energy", "owned/cloud/energy")
     return [s]

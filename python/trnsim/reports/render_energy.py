@@ -12,13 +12,13 @@ def render_energy(results: list[Result]) -> list[Section]:
     ents = []
     for r in results:
         nums = {k: v for k, v in flat_numbers(r.data, depth=1).items()
-                if k.endswith(("energy_j", "_power_w", "power_w")) or "_j_per_" in k}
+                if k.endswith(("energy_j", "_power_w", "power_w", "_token_j", "_request_j")) or "_j_per_" in k}
         if nums:
             ents.append((f"{r.label} ({r.kind})", nums))
     if not ents:
         return []
     s = Section("Energy and power")
-    for title, pred, unit in (("Energy", lambda k: k.endswith("energy_j") or "_j_per_" in k, "J"),
+    for title, pred, unit in (("Energy", lambda k: k.endswith(("energy_j", "_token_j", "_request_j")) or "_j_per_" in k, "J"),
                               ("Power", lambda k: k.endswith("power_w"), "W")):
         keys = list(dict.fromkeys(k for _, n in ents for k in n if pred(k)))
         if keys:

@@ -8,12 +8,13 @@ import plotly.graph_objects as go
 from trnsim.reports.fields import flat_numbers
 from trnsim.reports.section import Result, Section, Table, get, number
 
-BREAKDOWN_FIELDS = ("decode_breakdown", "decode_step_breakdown", "breakdown.decode", "breakdown", "decode_step")
+BREAKDOWN_FIELDS = ("decode_step_breakdown", "decode_breakdown", "breakdown.decode", "breakdown", "decode_step")
 
 
 def param(d: dict, name: str):
-    """An input of the run, top level or under args/config/workload."""
-    return get(d, name, f"args.{name}", f"config.{name}", f"workload.{name}", f"inputs.{name}")
+    """An input of the run, top level or under layout/args/config/workload (`input` is also `input_tokens`)."""
+    return get(d, name, f"{name}_tokens" if name in ("input", "output") else name, f"layout.{name}", f"args.{name}",
+               f"config.{name}", f"workload.{name}", f"inputs.{name}")
 
 
 def breakdown(d: dict, fields=BREAKDOWN_FIELDS) -> dict[str, float]:
@@ -38,11 +39,17 @@ def breakdown(d: dict, fields=BREAKDOWN_FIELDS) -> dict[str, float]:
 
 def memory_parts(d: dict) -> dict[str, float]:
     """Bytes per core by part ({"weights": .., "kv_cache": ..}), or {"total": ..} when only the total is given."""
-    v = get(d, "memory_bytes_per_core", "memory_per_core_bytes", "memory.per_core_bytes", "memory")
+    v = get(d, "memory_per_core", "memory_bytes_per_core", "memory_per_core_bytes", "memory.per_core_bytes", "memory")
     if isinstance(v, dict):
-        parts = {k.replace("_bytes", ""): x for k, x in flat_numbers(v).items() if "fraction" not in k}
+        parts = {k[:-len("_bytes")]: x for k, x in flat_numbers(v).items() if k.endswith("_bytes")}
         parts.pop("total", None)
         parts.pop("capacity", None)
+        return parts
+    # parts as top-level fields: weight_bytes_per_core, kv_cache_bytes_per_core, activation_bytes_per_core
+    parts = {k[:-len("_bytes_per_core")]: float(x) for k, x in d.items()
+             if k.endswith("_bytes_per_core") and k not in ("memory_bytes_per_core", "hbm_bytes_per_core")
+             and number(x) is not None}
+    if parts:
         return parts
     x = number(v)
     return {"total": x} if x is not None else {}
@@ -86,7 +93,19 @@ def render_llm(results: list[Result]) -> list[Section]:
     if any(parts):
         s.figures.append(stacked("Decode step breakdown (what bounds a step)", labels, parts, 1e3, "ms per decode step"))
     else:
-        s.skip("Decode step breakdown", "decode_breakdown")
+        s.skip("Decode step breakdown", "decode_step_breakdown")
+    prefill = [breakdown(r.data, ("prefill_breakdown", "breakdown.prefill")) for r in results]
+    if any(prefill):
+        s.figures.append(stacked("Prefill breakdown (TTFT of the batch)", labels, prefill, 1e3, "ms"))
+    for r in results[:4]:
+        nodes = [n for n in r.data.get("decode_step_nodes") or [] if isinstance(n, dict) and number(n.get("time_s"))]
+        if nodes:
+            t = [(number(n["time_s"]) or 0) * (number(n.get("repeat")) or 1) * 1e3 for n in nodes]
+            names = [f"{n.get('node')}" + (f" x{n.get('repeat')}" if n.get("repeat", 1) != 1 else "") for n in nodes]
+            fig = go.Figure(go.Bar(y=names[::-1], x=t[::-1], orientation="h", name=r.label,
+                                   text=[str(n.get("category", "")) for n in nodes][::-1]))
+            s.figures.append(fig.update_layout(title=f"Decode step by node (all layers): {r.label}",
+                                               xaxis={"title": "ms per decode step"}, margin={"l": 280}))
 
     lat = go.Figure()
     for f, name in (("ttft_s", "TTFT"), ("tpot_s", "TPOT")):

@@ -9,6 +9,8 @@ from trnsim.reports.fields import PERCENTILES, columns, matching, percentiles, t
 from trnsim.reports.render_llm import param
 from trnsim.reports.section import Result, Section, Table, cdf_points, downsample_series, get, number
 
+THROUGHPUT = ("request_throughput_rps", "request_throughput_per_s", "requests_per_s", "throughput.requests_per_s")
+TOKENS = ("output_token_throughput_tps", "output_tokens_per_s", "throughput.output_tokens_per_s")
 METRICS = (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"), ("e2e", "end-to-end"), ("queue", "queueing"))
 MAX_SERIES_POINTS = 1500
 
@@ -28,7 +30,7 @@ def incidents(d: dict) -> list[tuple[float, float, str]]:
         if not isinstance(ev, dict):
             continue
         start = number(get(ev, "start_s", "time_s", "at_s", "t_s"))
-        end = number(get(ev, "end_s", "recovered_s", "recovery_end_s"))
+        end = number(get(ev, "end_s", "back_s", "recovered_s", "recovery_end_s"))
         if end is None and start is not None:
             dur = number(get(ev, "duration_s", "recovery_s", "time_to_recover_s"))
             end = start + dur if dur is not None else None
@@ -66,7 +68,7 @@ def _percentile_figures(results: list[Result], s: Section) -> None:
 def _cdf_figures(results: list[Result], s: Section) -> None:
     reqs = [(r, per_request(r.data)) for r in results]
     if not any(c for _, c in reqs):
-        s.skip("Latency CDFs", "requests (per-request latencies)")
+        _cdf_from_percentiles(results, s)
         return
     for m, name in METRICS:
         fig = go.Figure()
@@ -81,17 +83,52 @@ def _cdf_figures(results: list[Result], s: Section) -> None:
                                                yaxis={"title": "fraction of requests", "range": [0, 1.01]}))
 
 
+def _cdf_from_percentiles(results: list[Result], s: Section) -> None:
+    """Without per-request data: the CDF's known points (p50 ... p99, max), joined by straight lines."""
+    at = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99, "p99.9": 0.999, "max": 1.0}
+    drawn = False
+    for m, name in METRICS[:4]:
+        fig = go.Figure()
+        for r in results:
+            p = percentiles(r.data, m)
+            pts = sorted((p[k], q) for k, q in at.items() if k in p)
+            if len(pts) >= 2:
+                fig.add_scatter(x=[x * 1e3 for x, _ in pts], y=[q for _, q in pts], mode="lines+markers", name=r.label)
+        if fig.data:
+            drawn = True
+            s.figures.append(fig.update_layout(title=f"{name} latency CDF (from the percentiles)",
+                                               xaxis={"title": "ms", "type": "log"},
+                                               yaxis={"title": "fraction of requests", "range": [0, 1.01]}))
+    s.notes.append("Latency CDFs: the result has no per-request latencies (requests); drawn through its percentiles."
+                   if drawn else "Latency CDFs: not drawn, the result has no requests or percentile fields.")
+
+
+def _kv(results: list[Result], s: Section) -> None:
+    rows = [(r.label, number(get(r.data, "mean_kv_utilization", "mean_kv_utilisation", "kv_utilization.mean")),
+             number(get(r.data, "peak_kv_utilization", "peak_kv_utilisation", "kv_utilization.max")),
+             number(get(r.data, "preemptions"))) for r in results]
+    rows = [x for x in rows if x[1] is not None or x[2] is not None]
+    if rows:
+        fig = go.Figure()
+        fig.add_bar(name="mean", x=[x[0] for x in rows], y=[100 * (x[1] or 0) for x in rows])
+        fig.add_bar(name="peak", x=[x[0] for x in rows], y=[100 * (x[2] or 0) for x in rows])
+        s.figures.append(fig.update_layout(title="KV-cache utilisation (preemptions: " +
+                                           ", ".join(f"{x[0]} {int(x[3] or 0)}" for x in rows) + ")",
+                                           barmode="group", yaxis={"title": "% of the KV cache"}))
+
+
 def _time_figures(results: list[Result], s: Section) -> None:
     series = [(r, timeseries(r.data)) for r in results]
     if not any(c for _, c in series):
         s.skip("Throughput and latency over time", "timeseries")
         return
-    groups = (("Requests per second over time", ("request",), ("latency", "ttft", "tpot", "e2e", "token"), "requests/s"),
-              ("Tokens per second over time", ("token",), ("latency", "ttft", "tpot", "e2e"), "tokens/s"),
+    groups = (("Requests over time", ("request", "arrivals", "completions", "retries"),
+               ("latency", "ttft", "tpot", "e2e", "token"), "requests per bin"),
+              ("Tokens over time", ("token",), ("latency", "ttft", "tpot", "e2e"), "tokens (per s or per bin)"),
               ("Latency over time", ("ttft", "tpot", "e2e", "latency", "queue_s", "queueing"), ("per_s",), "ms"),
               ("KV-cache utilisation over time", ("kv",), ("per_s",), "fraction"),
-              ("Running and queued sequences over time", ("running", "batch", "queued", "waiting"), ("per_s", "kv"),
-               "sequences"))
+              ("Running and queued sequences, replicas up", ("running", "batch", "queued", "waiting", "replicas"),
+               ("per_s", "kv"), "count"))
     for title, needles, exclude, unit in groups:
         fig = go.Figure()
         for r, c in series:
@@ -115,8 +152,8 @@ def _goodput(results: list[Result], s: Section) -> None:
     fig = go.Figure()
     rows = []
     for r in results:
-        thr = number(get(r.data, "request_throughput_per_s", "requests_per_s", "throughput.requests_per_s"))
-        good = number(get(r.data, "goodput_requests_per_s", "goodput.requests_per_s", "goodput_per_s"))
+        thr = number(get(r.data, *THROUGHPUT))
+        good = number(get(r.data, "goodput_rps", "goodput_requests_per_s", "goodput.requests_per_s", "goodput_per_s"))
         frac = number(get(r.data, "goodput_fraction", "goodput.fraction", "slo_attainment"))
         if good is None and frac is not None and thr is not None:
             good = thr * frac
@@ -137,7 +174,7 @@ def render_serve(results: list[Result]) -> list[Section]:
         ["result", "model", "system", "replicas", "requests", "duration (s)", "TTFT p99 (ms)", "TPOT p99 (ms)",
          "req/s", "output tok/s"],
         [[r.label, str(param(r.data, "model") or ""), str(param(r.data, "system") or ""), param(r.data, "replicas"),
-          get(r.data, "requests_completed", "completed_requests", "num_requests", "requests_total"),
+          get(r.data, "requests_completed", "completed_requests", "num_requests", "requests_total", "requests"),
           r.data.get("time_s"), (percentiles(r.data, "ttft").get("p99") or 0) * 1e3,
           (percentiles(r.data, "tpot").get("p99") or 0) * 1e3,
           get(r.data, "request_throughput_per_s", "requests_per_s", "throughput.requests_per_s"),
@@ -147,7 +184,12 @@ def render_serve(results: list[Result]) -> list[Section]:
     _cdf_figures(results, s)
     _time_figures(results, s)
     _goodput(results, s)
+    _kv(results, s)
     windows = [(r.label, w) for r in results for w in incidents(r.data)]
     if windows:
-        s.tables.append(Table(["result", "incident", "start (s)", "end (s)"], [[l, w[2], w[0], w[1]] for l, w in windows]))
+        s.tables.append(Table(["result", "incident", "start (s)", "back (s)"], [[l, w[2], w[0], w[1]] for l, w in windows]))
+    detail = [(r.label, ev) for r in results for ev in get(r.data, "incidents", default=[]) or [] if isinstance(ev, dict)]
+    keys = list(dict.fromkeys(k for _, ev in detail for k, v in ev.items() if not isinstance(v, (dict, list))))
+    if detail and len(keys) > 3:
+        s.tables.append(Table(["result"] + keys, [[l] + [ev.get(k) for k in keys] for l, ev in detail]))
     return [s]

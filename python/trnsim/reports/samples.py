@@ -82,7 +82,14 @@ def compare() -> dict:
             "assumptions": {"price": "on-demand, us-east-1", "pue": 1.15, "kwh_usd": 0.08}}
 
 
-def tco() -> dict:
-    return {"kind": "tco", "system": "trn2.48xlarge", "time_s": None, "capex_chips_usd": 2.1e6, "capex_servers_usd": 4e5,
-            "capex_network_usd": 2.5e5, "power_usd": 3.1e5, "maintenance_usd": 1.2e5, "total_usd": 3.18e6,
-            "usd_per_million_tokens": 0.44, "energy_j": 4.6e12, "average_power_w": 3.6e5}
+def tco(system: str = "trn2.48xlarge", scale: float = 1.0) -> dict:
+    """In the layout of `trnsim tco --json` (power branch): cloud, owned, energy, assumptions."""
+    return {"kind": "tco", "system": system, "time_s": 3600.0, "unit": "tokens",
+            "assumptions": {"pue": 1.15, "kwh_usd": 0.08, "utilisation": 0.7, "amortisation_years": 4.0},
+            "cloud": {"price": "on-demand", "usd_per_instance_hour": 30.0 * scale, "usd_per_million_tokens": 0.93 * scale},
+            "owned": {"amortisation_usd_per_hour": 4.88 * scale, "energy_usd_per_hour": 0.81 * scale,
+                      "maintenance_usd_per_hour": 0.98 * scale, "usd_per_instance_hour": 6.67 * scale,
+                      "usd_per_million_tokens": 0.74 * scale},
+            "energy": {"chip_power_w": 8000.0 * scale, "server_power_w": 10500.0 * scale,
+                       "facility_power_w": 12075.0 * scale, "j_per_token": 3.39 * scale,
+                       "tokens_per_s_per_mw_chip": 4.4e5 / scale, "tokens_per_s_per_mw_facility": 2.9e5 / scale}}
