@@ -26,9 +26,12 @@ SPECS = {
     "kernel": {"command": "kernel", "args": ["matmul"], "functional": True,
                "axes": {"m": [512, 1024, 1536, 2048], "k": [1024, 2048], "n": [512, 1024], "dtype": ["bf16", "fp32"],
                         "chip": ["trn1", "trn2"]}},
-    # once `trnsim llm` is merged: 64 points of decode configurations
-    "llm": {"command": "llm", "model": "llama-3.1-8b", "system": "trn2.48xlarge", "output": 128,
-            "axes": {"tp": [1, 2, 4, 8], "batch": [1, 4, 16, 64], "input": [128, 512, 2048, 8192]}},
+    # every point with its own cold cost cache ({cache} is a fresh folder per run), so that each one
+    # measures its node costs in timing mode as a sweep over new models or systems does
+    "llm": {"command": "llm", "system": "trn2.48xlarge", "output": 128,
+            "env": {"XDG_CACHE_HOME": "{cache}/{point_id}"},
+            "axes": {"model": ["llama-3.1-8b", "llama-3.1-70b"], "tp": [8, 16, 32, 64], "batch": [1, 8, 32, 64],
+                     "input": [512, 4096]}},
 }
 
 
@@ -38,12 +41,13 @@ def main() -> int:
     ap.add_argument("--cpus", type=int, default=os.cpu_count())
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    spec = SPECS[args.command]
     with tempfile.TemporaryDirectory() as d:
+        spec = json.loads(json.dumps(SPECS[args.command]).replace("{cache}", str(Path(d) / "seq-cache")))
+        spec_ray = json.loads(json.dumps(SPECS[args.command]).replace("{cache}", str(Path(d) / "ray-cache")))
         load0 = os.getloadavg()
         seq = run_sweep(spec, Path(d) / "seq.parquet", local=0, progress=not args.json)
         load1 = os.getloadavg()
-        par = run_sweep(spec, Path(d) / "ray.parquet", local=args.cpus, progress=not args.json)
+        par = run_sweep(spec_ray, Path(d) / "ray.parquet", local=args.cpus, progress=not args.json)
         load2 = os.getloadavg()
         q = "select point_id, coalesce(cast(time_s as varchar), error) v from results order by point_id, v"
         same = query(Path(d) / "seq.parquet", q)[1] == query(Path(d) / "ray.parquet", q)[1]

@@ -97,3 +97,27 @@ def test_trnsim_report_hands_over_from_the_cpp_command(tmp_path):
     assert p.returncode == 0, p.stderr
     html = out.read_text()
     assert "Roofline" in html and "Bus bandwidth vs message size" in html
+
+
+def test_serve_in_the_layout_of_trnsim_serve_json_with_its_timeline(tmp_path):
+    # fields as `trnsim serve --json` and `--timeline F.json` print them (flat percentiles, incidents at/back)
+    serve = {"kind": "serve", "time_s": 150.0, "model": "m", "system": "trn2.48xlarge", "replicas": 2,
+             "requests": 3000, "request_throughput_rps": 19.9, "goodput_rps": 18.9, "mean_kv_utilization": 0.04,
+             "peak_kv_utilization": 0.11, "preemptions": 0, "output_token_throughput_tps": 2541.0,
+             "incidents": [{"at_s": 60.0, "back_s": 68.3, "what": "replica", "retried_requests": 57,
+                            "p99_ttft_during_s": 4.4, "time_to_recover_s": 8.3}]}
+    for m, base in (("ttft", 0.1), ("tpot", 0.05), ("itl", 0.04), ("e2e", 6.0), ("queue", 0.03)):
+        for i, p in enumerate(("mean", "p50", "p90", "p95", "p99", "max")):
+            serve[f"{p}_{m}_s"] = base * (1 + i)
+    timeline = [{"t_s": float(t), "arrivals": 20, "completions": 19, "kv_utilization": 0.01 * (t % 7),
+                 "running": 50 + t % 9, "waiting": 0, "replicas_up": 2 - (60 <= t < 68),
+                 "output_token_throughput_tps": 2500.0} for t in range(150)]
+    (tmp_path / "serve.json").write_text(json.dumps(serve))
+    (tmp_path / "tl.json").write_text(json.dumps(timeline))
+    html = report_html([tmp_path / "serve.json", tmp_path / "tl.json"])
+    for title in ("TTFT latency percentiles", "TTFT latency CDF (from the percentiles)", "Requests over time",
+                  "KV-cache utilisation over time", "Running and queued sequences, replicas up",
+                  "Request throughput and goodput", "retried_requests"):
+        assert title in html, title
+    with pytest.raises(ReportInputError, match="a serve timeline goes after its serve result"):
+        report_html([tmp_path / "tl.json"])

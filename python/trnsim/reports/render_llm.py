@@ -107,15 +107,13 @@ def render_llm(results: list[Result]) -> list[Section]:
             s.figures.append(fig.update_layout(title=f"Decode step by node (all layers): {r.label}",
                                                xaxis={"title": "ms per decode step"}, margin={"l": 280}))
 
-    lat = go.Figure()
-    for f, name in (("ttft_s", "TTFT"), ("tpot_s", "TPOT")):
+    for f, name in (("ttft_s", "TTFT (prefill of the batch)"), ("tpot_s", "TPOT (mean decode step)")):
         vals = [number(r.data.get(f)) for r in results]
         if any(v is not None for v in vals):
-            lat.add_bar(name=name, x=labels, y=[(v or 0) * 1e3 for v in vals])
-    if lat.data:
-        s.figures.append(lat.update_layout(title="TTFT and TPOT", barmode="group", yaxis={"title": "ms"}))
-    else:
-        s.skip("TTFT and TPOT", "ttft_s/tpot_s")
+            s.figures.append(go.Figure(go.Bar(x=labels, y=[(v or 0) * 1e3 for v in vals], name=name))
+                             .update_layout(title=name, yaxis={"title": "ms"}))
+        else:
+            s.skip(name, f)
 
     for x, xt in (("batch", "batch (sequences)"), ("input", "input length (tokens)")):
         others = tuple(g for g in ("model", "system", "tp", "batch", "input") if g != x)

@@ -8,14 +8,21 @@ import numpy as np
 
 
 def llm(batch: int = 8, input_len: int = 512, tp: int = 8, model: str = "llama-3.1-8b") -> dict:
+    """In the layout of `trnsim llm --json`."""
     ttft = 0.02 * batch * input_len / 512 + 0.01
     tpot = 0.006 + 0.0004 * batch + 1e-6 * input_len
-    return {"kind": "llm", "model": model, "system": "trn2.48xlarge", "tp": tp, "batch": batch, "input": input_len,
-            "output": 128, "ttft_s": ttft, "tpot_s": tpot, "e2e_s": ttft + 127 * tpot, "time_s": ttft + 127 * tpot,
-            "output_tokens_per_s": batch / tpot,
-            "decode_breakdown": {"matmul_s": 0.6 * tpot, "attention_s": 0.2 * tpot, "collectives_s": 0.15 * tpot,
-                                 "other_s": 0.05 * tpot},
-            "memory_bytes_per_core": {"weights_bytes": 16e9 / tp, "kv_cache_bytes": 2e8 * batch, "activations_bytes": 5e8}}
+    return {"kind": "llm", "model": model, "system": "trn2.48xlarge", "tp": tp, "batch": batch,
+            "input_tokens": input_len, "output_tokens": 128, "ttft_s": ttft, "tpot_s": tpot, "e2e_s": ttft + 127 * tpot,
+            "time_s": ttft + 127 * tpot, "output_tokens_per_s": batch / tpot,
+            "decode_step_breakdown": {"matmul_s": 0.6 * tpot, "attention_s": 0.2 * tpot, "collective_s": 0.15 * tpot,
+                                      "other_s": 0.05 * tpot},
+            "prefill_breakdown": {"matmul_s": 0.7 * ttft, "attention_s": 0.1 * ttft, "collective_s": 0.15 * ttft,
+                                  "other_s": 0.05 * ttft},
+            "decode_step_nodes": [{"category": "matmul", "node": "layer qkv_proj", "repeat": 32, "time_s": 0.3 * tpot / 32},
+                                  {"category": "attention", "node": "layer attention", "repeat": 32,
+                                   "time_s": 0.2 * tpot / 32}],
+            "memory_bytes_per_core": 16e9 / tp + 2e8 * batch + 5e8, "weight_bytes_per_core": 16e9 / tp,
+            "kv_cache_bytes_per_core": 2e8 * batch, "activation_bytes_per_core": 5e8}
 
 
 def serve(requests: int = 2000, rate_per_s: float = 20.0, seed: int = 0, fail_at_s: float | None = None) -> dict:

@@ -77,14 +77,15 @@ def rows_of_result(result: Any, options: dict[str, Any]) -> list[dict[str, Any]]
 
 
 def run_point(exe: str, command: str, args: list[str], options: dict[str, Any], pid: str,
-              timeout_s: Optional[float] = None) -> list[dict[str, Any]]:
+              timeout_s: Optional[float] = None, env: Optional[dict[str, str]] = None) -> list[dict[str, Any]]:
     """Runs one point and returns its rows; a failure is one row with status "error" and the error
-    (the command's last stderr line), never an exception."""
+    (the command's last stderr line), never an exception. `env` values may hold {point_id}."""
     argv = command_line(exe, command, args, options)
+    penv = {**os.environ, **{k: v.replace("{point_id}", pid) for k, v in env.items()}} if env else None
     t0 = time.perf_counter()
     base = {"point_id": pid}
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, env=penv)
     except subprocess.TimeoutExpired:
         return [{**base, **_opts(options), "status": "error", "error": f"timed out after {timeout_s} s",
                  "wall_s": time.perf_counter() - t0}]

@@ -45,7 +45,7 @@ def run_sweep(spec: Union[str, os.PathLike, dict, Sweep], output: Union[str, os.
     with Progress("sweep", total=len(todo), quiet=not progress) as prog:
         if local == 0 and address is None:
             for pid, p in todo:
-                rows = _stamp(run_point(exe, sw.command, sw.args, p, pid, sw.timeout_s))
+                rows = _stamp(run_point(exe, sw.command, sw.args, p, pid, sw.timeout_s, sw.env))
                 failed += rows[0]["status"] != "ok"
                 store.append(rows)
                 prog.advance()
@@ -73,7 +73,7 @@ def _run_on_ray(sw: Sweep, exe: str, todo, store: SweepStore, prog: Progress, ad
     task = ray.remote(num_cpus=1, max_retries=0)(run_point)
     failed = 0
     try:
-        pending = {task.remote(exe, sw.command, sw.args, p, pid, sw.timeout_s): (pid, p) for pid, p in todo}
+        pending = {task.remote(exe, sw.command, sw.args, p, pid, sw.timeout_s, sw.env): (pid, p) for pid, p in todo}
         buf: list[dict] = []
         last = time.monotonic()
         while pending:

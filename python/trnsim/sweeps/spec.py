@@ -27,7 +27,7 @@ from typing import Any, Union
 import numpy as np
 
 COMMANDS = ("llm", "serve", "train", "compare", "run", "collective", "kernel", "tco")
-RESERVED = {"command", "axes", "samples", "seed", "trnsim", "args", "timeout_s"}
+RESERVED = {"command", "axes", "samples", "seed", "trnsim", "args", "timeout_s", "env"}
 
 
 class SweepSpecError(ValueError):
@@ -45,6 +45,7 @@ class Sweep:
     trnsim: str | None = None  # the command's path, when not the default
     timeout_s: float | None = None
     source: str = "<dict>"
+    env: dict[str, str] = field(default_factory=dict)  # environment of each point; {point_id} is replaced
 
     def points(self) -> list[dict[str, Any]]:
         """Every point's options (fixed options and this point's axis values), in a stable order."""
@@ -126,4 +127,8 @@ def parse_spec(spec: Union[str, os.PathLike, dict]) -> Sweep:
     seed = doc.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise SweepSpecError(f"{where}: seed: expected an integer, got {seed!r}")
-    return Sweep(cmd, fixed, axes, samples, seed, [str(a) for a in args], doc.get("trnsim"), doc.get("timeout_s"), where)
+    env = doc.get("env") or {}
+    if not isinstance(env, dict):
+        raise SweepSpecError(f"{where}: env: expected a mapping of variable names to values")
+    return Sweep(cmd, fixed, axes, samples, seed, [str(a) for a in args], doc.get("trnsim"), doc.get("timeout_s"), where,
+                 {str(k): str(v) for k, v in env.items()})
