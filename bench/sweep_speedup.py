@@ -3,7 +3,9 @@
     PYTHONPATH=python .venv/bin/python bench/sweep_speedup.py [--command kernel|llm] [--cpus N] [--json]
 
 Points: `trnsim kernel matmul` in functional mode (simulated and checked against the fp64
-reference), 4 m x 2 k x 2 n x 2 dtypes x 2 chips. The Ray figure includes starting and
+reference), 4 m x 2 k x 2 n x 2 dtypes x 2 chips; or (--command llm) `trnsim llm` over 2 models
+x 4 tp x 4 batch x 2 input lengths, each point with a cold cost cache (the 70B layouts that do
+not fit in HBM fail, as they should, in both runs). The Ray figure includes starting and
 stopping Ray. Both runs must give the same simulated times, point for point. The machine's
 load average is reported beside the figures: on a shared machine the speed-up depends on it.
 """
@@ -65,7 +67,7 @@ def main() -> int:
         print(f"Ray took {par['ray_start_s']:.1f} s to start; after it: {out['speedup_after_ray_start']:.2f}x")
         print(f"load average (1 min) on this {os.cpu_count()}-core machine: before {load0[0]:.1f}, after the "
               f"sequential run {load1[0]:.1f}, after the Ray run {load2[0]:.1f}")
-    return 0 if same and out["failed"] == 0 else 1
+    return 0 if same else 1  # failed points (an llm layout that does not fit) are results too, in both runs
 
 
 if __name__ == "__main__":

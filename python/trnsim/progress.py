@@ -82,6 +82,13 @@ class Progress:
             self._stream.write(self._line(now, note) + "\n")
             self._stream.flush()
 
+    def __call__(self, done: int, total: Optional[int] = None, note: str = "") -> None:
+        """The calibration modules' callback, ``progress(done, total)``: moves to `done` of `total`."""
+        if total is not None and total != self.total:
+            self.set_total(total)
+        if done > self.done:
+            self.advance(done - self.done, note)
+
     def set_total(self, total: int) -> None:
         self.total = total
         if self._bar is not None:

@@ -41,3 +41,11 @@ def test_protocol_line_round_trip():
     assert parse_progress_line(progress_line(3, 64, "compile layer 3") + "\n") == (3, 64, "compile layer 3")
     assert parse_progress_line("trnsim-progress: 5/9") == (5, 9, "")
     assert parse_progress_line("trnsim: simulated 1 us") is None
+
+
+def test_callable_as_the_calibration_callback():
+    s = io.StringIO()
+    with Progress("decoder", stream=s, min_interval_s=0.0) as p:
+        for i in range(3):
+            p(i + 1, 3)  # rows(progress=p) calls progress(done, total)
+    assert p.done == 3 and p.total == 3 and s.getvalue().splitlines()[-1].startswith("decoder: 3/3")

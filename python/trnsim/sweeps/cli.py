@@ -33,6 +33,7 @@ def _print_table(cols, rows, as_json: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     from trnsim.sweeps import SweepSpecError, query, run_sweep
     from trnsim.sweeps.query import SweepQueryError
+    from trnsim.sweeps.runner import SweepInterrupted
     if args.spec is None and args.query is None:
         print("trnsim: error: sweep: give a sweep file, or --query SQL over existing results", file=sys.stderr)
         return 2
@@ -49,7 +50,10 @@ def run(args: argparse.Namespace) -> int:
         if args.query is not None:
             cols, rows = query(args.output, args.query)
             _print_table(cols, rows, args.json)
-    except (SweepSpecError, SweepQueryError, FileNotFoundError) as e:
+    except (SweepSpecError, SweepQueryError, FileNotFoundError, ConnectionError) as e:
         print(f"trnsim: error: {e}", file=sys.stderr)
         return 2
+    except SweepInterrupted as e:
+        print(f"trnsim: {e}", file=sys.stderr)
+        return 130
     return 0

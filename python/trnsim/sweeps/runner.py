@@ -13,6 +13,10 @@ from trnsim.sweeps.point import _opts, find_trnsim, run_point
 from trnsim.sweeps.spec import Sweep, parse_spec, point_id
 from trnsim.sweeps.store import SweepStore
 
+class SweepInterrupted(Exception):
+    """Ctrl-C during a sweep: the finished points are saved, the message says how to resume."""
+
+
 FLUSH_EVERY_S = 2.0  # at most this long between part files, so an interruption loses little
 
 
@@ -42,15 +46,20 @@ def run_sweep(spec: Union[str, os.PathLike, dict, Sweep], output: Union[str, os.
     t0 = time.perf_counter()
     failed = 0
     timing: dict[str, float] = {"ray_start_s": 0.0}
-    with Progress("sweep", total=len(todo), quiet=not progress) as prog:
-        if local == 0 and address is None:
-            for pid, p in todo:
-                rows = _stamp(run_point(exe, sw.command, sw.args, p, pid, sw.timeout_s, sw.env))
-                failed += rows[0]["status"] != "ok"
-                store.append(rows)
-                prog.advance()
-        else:
-            failed = _run_on_ray(sw, exe, todo, store, prog, address, local, timing)
+    try:
+        with Progress("sweep", total=len(todo), quiet=not progress) as prog:
+            if local == 0 and address is None:
+                for pid, p in todo:
+                    rows = _stamp(run_point(exe, sw.command, sw.args, p, pid, sw.timeout_s, sw.env))
+                    failed += rows[0]["status"] != "ok"
+                    store.append(rows)
+                    prog.advance()
+            else:
+                failed = _run_on_ray(sw, exe, todo, store, prog, address, local, timing)
+    except KeyboardInterrupt:
+        table = store.merge()  # what finished is kept; a re-run resumes from it
+        raise SweepInterrupted(f"sweep interrupted: {table.num_rows} rows saved in {output}; run the same command "
+                               f"again to resume") from None
     wall = time.perf_counter() - t0
     table = store.merge()
     return {"points": len(points), "skipped": sum(1 for pid, _ in points if pid in done),
@@ -65,16 +74,20 @@ def _run_on_ray(sw: Sweep, exe: str, todo, store: SweepStore, prog: Progress, ad
     if not ray.is_initialized():
         kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
         if address:
-            ray.init(address=address, **kw)
+            try:
+                ray.init(address=address, **kw)
+            except Exception as e:  # ray raises ConnectionError, ValueError, RuntimeError, ...
+                msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                raise ConnectionError(f"--address {address}: cannot connect to the Ray cluster: {msg}") from None
         else:
             ray.init(num_cpus=local or os.cpu_count(), **kw)
         started_here = True
     timing["ray_start_s"] = time.perf_counter() - t0
     task = ray.remote(num_cpus=1, max_retries=0)(run_point)
     failed = 0
+    buf: list[dict] = []
     try:
         pending = {task.remote(exe, sw.command, sw.args, p, pid, sw.timeout_s, sw.env): (pid, p) for pid, p in todo}
-        buf: list[dict] = []
         last = time.monotonic()
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=FLUSH_EVERY_S)
@@ -91,6 +104,7 @@ def _run_on_ray(sw: Sweep, exe: str, todo, store: SweepStore, prog: Progress, ad
                 store.append(buf)
                 buf, last = [], time.monotonic()
     finally:
+        store.append(buf)  # an interruption keeps what had finished
         if started_here:
             ray.shutdown()
     return failed
