@@ -8,6 +8,7 @@ from trnsim.reports.fields import flat_numbers, matching
 from trnsim.reports.section import Result, Section, Table, get, short
 
 COST = ("usd",)
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#d62728")
 ENERGY = ("energy_j", "j_per", "_j", "joule")
 POWER = ("power_w", "_w", "watt", "per_mw")
 SPEED = ("per_s", "ttft", "tpot", "latency", "time_s")
@@ -85,15 +86,16 @@ def render_tco(results: list[Result]) -> list[Section]:
                 s.notes.append(f"{r.label}: {get(r.data, where)}")
     # an instance-hour: the owned fleet's items stacked, beside the cloud price
     hour = go.Figure()
+    colour: dict[str, str] = {}  # one colour per cost item across results
     for label, n in ents:
         items = {k.split(".")[-1][:-len("_usd_per_hour")]: v for k, v in n.items()
                  if k.endswith("_usd_per_hour") and not k.endswith("usd_per_instance_hour")}
-        for item, v in items.items():
-            hour.add_bar(name=item, x=[f"{label} owned"], y=[v], legendgroup=item, showlegend=label == ents[0][0])
         cloud = n.get("cloud.usd_per_instance_hour")
-        if cloud:
-            hour.add_bar(name="cloud price", x=[f"{label} cloud"], y=[cloud], legendgroup="cloud",
-                         showlegend=label == ents[0][0])
+        for item, v in list(items.items()) + ([("cloud price", cloud)] if cloud else []):
+            first = item not in colour
+            colour.setdefault(item, PALETTE[len(colour) % len(PALETTE)])
+            x = f"{label} cloud" if item == "cloud price" else f"{label} owned"
+            hour.add_bar(name=item, x=[x], y=[v], legendgroup=item, showlegend=first, marker_color=colour[item])
     if hour.data:
         s.figures.append(hour.update_layout(title="Cost of an instance-hour: owned (by item) and cloud", barmode="stack",
                                             yaxis={"title": "USD per instance-hour"}))
@@ -104,8 +106,8 @@ def render_tco(results: list[Result]) -> list[Section]:
             per_m.add_bar(name=src, x=[l for l, _ in vals], y=[v or 0 for _, v in vals])
     if per_m.data:
         s.figures.append(per_m.update_layout(title="USD per million tokens", barmode="group", yaxis={"title": "USD"}))
-    old = [(l, {k: v for k, v in n.items() if k.endswith("usd") and "total" not in k and "_per_" not in k})
-           for l, n in ents]
+    old = [(l, {k: v for k, v in n.items() if k.endswith("_usd") and "." not in k and "total" not in k
+                and "_per_" not in k}) for l, n in ents]
     if any(p for _, p in old):  # cost items given as totals (*_usd)
         fig = go.Figure()
         for item in dict.fromkeys(k for _, p in old for k in p):

@@ -11,6 +11,8 @@ from trnsim.reports.section import Result, Section
 def render_energy(results: list[Result]) -> list[Section]:
     ents = []
     for r in results:
+        if r.kind in ("tco", "compare"):  # their own sections draw energy and power
+            continue
         nums = {k: v for k, v in flat_numbers(r.data, depth=1).items()
                 if k.endswith(("energy_j", "_power_w", "power_w", "_token_j", "_request_j")) or "_j_per_" in k}
         if nums:
