@@ -92,3 +92,29 @@ def test_sweep_on_local_ray_interrupted_resumed_and_queried(tmp_path):
     html = report_html([out])  # the Parquet drawn as a sweep: axes from its metadata, the failed points listed
     assert "Sweep: results" in html and "axes: op, algorithm" in html and "no-such-algorithm" in html
     assert "Pareto front: throughput vs latency" in html
+
+
+def test_ctrl_c_keeps_the_finished_points_and_a_rerun_resumes(tmp_path):
+    import signal
+    import time
+    import yaml
+    exe = trnsim_cli()
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(yaml.safe_dump({"command": "kernel", "args": ["matmul"], "functional": True, "trnsim": exe,
+                                    "axes": {"m": [256, 512], "k": [512, 1024], "n": [512]}}))
+    out = tmp_path / "r.parquet"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    p = subprocess.Popen([sys.executable, "-m", "trnsim", "sweep", str(spec), "-o", str(out), "--local", "0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    parts = tmp_path / "r.parquet.parts"
+    deadline = time.monotonic() + 60
+    while not (parts.exists() and any(parts.glob("part-*.parquet"))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)  # as Ctrl-C does
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and "sweep interrupted" in err and "Traceback" not in err, err
+    saved = query(out, "select count(*) from results where status = 'ok'")[1][0][0]
+    assert 1 <= saved < 4
+    done = run_sweep(str(spec), out, local=0, progress=False)
+    assert done["skipped"] == saved and done["ran"] == 4 - saved and done["failed"] == 0
+    assert query(out, "select count(distinct point_id) from results where status = 'ok'")[1][0][0] == 4
