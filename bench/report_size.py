@@ -1,6 +1,6 @@
 """Size and opening time of the report of a 100,000-request serving run.
 
-    PYTHONPATH=python .venv/bin/python bench/report_size.py [--requests 100000] [--serve RESULT.json] [--json]
+    PYTHONPATH=python .venv/bin/python bench/report_size.py [--requests 100000] [--serve R.json [--timeline T.json]] [--json]
 
 Without --serve the result is trnsim.reports.samples.serve (synthetic per-request latencies and
 a per-second time series in the layout of `trnsim serve --json`; an incident window included);
@@ -30,6 +30,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=100_000)
     ap.add_argument("--serve", help="a real `trnsim serve --json` result instead of the synthetic one")
+    ap.add_argument("--timeline", help="with --serve: its `--timeline F.json` (drawn as its time series)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -38,7 +39,7 @@ def main() -> int:
         if not args.serve:
             src.write_text(json.dumps(samples.serve(args.requests, rate_per_s=40.0, fail_at_s=600.0)))
         t0 = time.perf_counter()
-        html = build_report([src], Path(d) / "serve.html")
+        html = build_report([src] + ([args.timeline] if args.timeline else []), Path(d) / "serve.html")
         build_s = time.perf_counter() - t0
         size = html.stat().st_size
         opens, renders = [], []
@@ -50,7 +51,8 @@ def main() -> int:
                 opens.append(c.open_s)
                 renders.append(c.render_ms / 1e3)
         load1 = os.getloadavg()[0]
-        n = len(json.loads(src.read_text()).get("requests", []))
+        r = json.loads(src.read_text())
+        n = r["requests"] if isinstance(r.get("requests"), int) else len(r.get("requests", []))
     out = {"requests": n, "input_json_bytes": src.stat().st_size if args.serve else None, "report_bytes": size,
            "build_s": build_s, "open_s_best": min(opens), "open_s_median": statistics.median(opens),
            "page_render_s_best": min(renders), "loadavg_1min": [load0, load1], "machine_cpus": os.cpu_count()}
