@@ -12,7 +12,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trnsim.reports import ReportInputError, build_report
+    try:
+        from trnsim.reports import ReportInputError, build_report
+    except ImportError as e:
+        print(f"trnsim: error: report needs {e.name} (pip install -r requirements.txt)", file=sys.stderr)
+        return 2
     try:
         out = build_report(args.results, args.output, args.title)
     except (ReportInputError, OSError) as e:

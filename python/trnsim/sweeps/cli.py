@@ -31,12 +31,17 @@ def _print_table(cols, rows, as_json: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trnsim.sweeps import SweepSpecError, query, run_sweep
-    from trnsim.sweeps.query import SweepQueryError
-    from trnsim.sweeps.runner import SweepInterrupted
     if args.spec is None and args.query is None:
         print("trnsim: error: sweep: give a sweep file, or --query SQL over existing results", file=sys.stderr)
         return 2
+    try:
+        from trnsim.sweeps import query, run_sweep
+    except ImportError as e:
+        print(f"trnsim: error: sweep needs {e.name} (pip install -r requirements.txt)", file=sys.stderr)
+        return 2
+    from trnsim.sweeps import SweepSpecError
+    from trnsim.sweeps.query import SweepQueryError
+    from trnsim.sweeps.runner import SweepInterrupted
     try:
         if args.spec is not None:
             s = run_sweep(args.spec, args.output, address=args.address, local=args.local,
@@ -52,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
             _print_table(cols, rows, args.json)
     except (SweepSpecError, SweepQueryError, FileNotFoundError, ConnectionError) as e:
         print(f"trnsim: error: {e}", file=sys.stderr)
+        return 2
+    except ImportError as e:  # ray or duckdb, imported when first needed
+        print(f"trnsim: error: sweep needs {e.name} (pip install -r requirements.txt)", file=sys.stderr)
         return 2
     except SweepInterrupted as e:
         print(f"trnsim: {e}", file=sys.stderr)
