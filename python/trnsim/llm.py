@@ -9,6 +9,8 @@ breakdown. Bad input raises ``trnsim.TrnsimError`` subclasses with a one-line me
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from typing import Optional
 
 from trnsim import _core
@@ -16,20 +18,43 @@ from trnsim import _core
 __all__ = ["llm", "llm_model", "llm_models"]
 
 
-def llm(model: str, system: str, tp: int, *, batch: int = 1, input: int = 128, output: int = 128, pp: int = 1,
+def llm(model, system: str, tp: int, *, batch: int = 1, input: int = 128, output: int = 128, pp: int = 1,
         ep: int = 1, lnc: int = 0, dtype: str = "bf16", weights: str = "bf16", kv_dtype: str = "bf16",
-        trace: Optional[str] = None) -> dict:
+        trace: Optional[str] = None, micro_batches: int = 0, sequence_parallel: bool = False) -> dict:
     """TTFT, TPOT, throughput and memory of ``model`` on ``system`` at tensor parallelism ``tp``.
 
     ``lnc`` 0 is the chip's default logical-core size (2 on Trn2/Trn3, else 1); ``trace`` a
-    path for a Chrome trace of the prefill and the first decode step.
+    path for a Chrome trace of the prefill and the first decode step; ``micro_batches`` (with
+    ``pp`` > 1) the micro-batches in flight, 0 = min(batch, pp); ``sequence_parallel`` splits the
+    norms and residuals over the TP ranks (Megatron SP). ``model`` may also be a
+    ``config.json``-style dict or a ``transformers`` config (anything with ``to_dict()``).
     """
+    if not isinstance(model, str):
+        return _with_config_file(model, lambda path: llm(path, system, tp, batch=batch, input=input, output=output,
+                                                         pp=pp, ep=ep, lnc=lnc, dtype=dtype, weights=weights,
+                                                         kv_dtype=kv_dtype, trace=trace, micro_batches=micro_batches,
+                                                         sequence_parallel=sequence_parallel))
     return json.loads(_core.llm.llm(model, system, tp, pp, ep, lnc, dtype, weights, kv_dtype, batch, input, output,
-                                     trace or ""))
+                                     trace or "", micro_batches, sequence_parallel))
 
 
-def llm_model(name_or_path: str) -> dict:
+def _with_config_file(config, fn):
+    """Runs fn on a temporary config.json holding `config` (a dict or a transformers config)."""
+    d = config.to_dict() if hasattr(config, "to_dict") else config
+    if not isinstance(d, dict):
+        raise TypeError(f"model: expected a preset name, a config.json path, a dict or a transformers config, got {type(config).__name__}")
+    name = str(d.get("_name_or_path") or d.get("model_type") or "model").replace("/", "_") or "model"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, f"{name}.json")
+        with open(path, "w") as f:
+            json.dump(d, f, default=str)
+        return fn(path)
+
+
+def llm_model(name_or_path) -> dict:
     """The description of a model: sizes, parameter counts and the KV elements per token."""
+    if not isinstance(name_or_path, str):
+        return _with_config_file(name_or_path, llm_model)
     return json.loads(_core.llm.model(name_or_path))
 
 

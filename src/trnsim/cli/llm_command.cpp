@@ -25,7 +25,8 @@ void print_table(const workloads::TrainiumStepCost& cost, const Args& a, const w
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
   fmt::print("{} on {} ({} chips), tp {} pp {} ep {} lnc {}, {} compute, {} weights\n", cost.model().name,
              cost.system().name, l.chips, l.tp, l.pp, l.ep, l.lnc, a.d.dtype, a.d.weights);
-  fmt::print("batch {}, {} input tokens, {} output tokens\n\n", a.r.batch, a.r.input, a.r.output);
+  fmt::print("batch {}{}, {} input tokens, {} output tokens\n\n", a.r.batch,
+             l.pp > 1 ? fmt::format(" in {} micro-batches", g.micro_batches) : "", a.r.input, a.r.output);
   fmt::print("  TTFT                 {:10.2f} ms\n", g.ttft_s * 1e3);
   fmt::print("  TPOT                 {:10.2f} ms  (mean of {} decode steps)\n", g.tpot_s * 1e3, a.r.output - 1);
   fmt::print("  output tokens/s      {:10.1f}\n", g.output_tokens_per_s);
@@ -67,10 +68,13 @@ Register reg{{"llm",
                 sub.add_option("--system", a->d.system, "a system preset or a system .yaml")->required();
                 sub.add_option("--tp", a->d.tp, "tensor-parallel ranks (logical NeuronCores)")->required();
                 sub.add_option("--pp", a->d.pp, "pipeline stages (default 1)");
+                sub.add_option("--micro-batches", a->r.micro_batches, "with --pp: micro-batches in flight (default min(batch, pp))");
                 sub.add_option("--ep", a->d.ep, "expert-parallel groups (MoE; divides --tp)");
                 sub.add_option("--lnc", a->d.lnc, "logical NeuronCore size 1 or 2 (default: 2 on Trn2/Trn3, else 1)");
                 sub.add_option("--dtype", a->d.dtype, "matmul compute dtype: bf16 (default) or fp8");
                 sub.add_option("--weights", a->d.weights, "weight storage: bf16 (default), fp8 or int8");
+                sub.add_flag("--sequence-parallel", a->d.sequence_parallel,
+                             "norms and residuals split over the TP ranks (reduce-scatter + all-gather)");
                 sub.add_option("--kv-dtype", a->d.kv_dtype, "KV-cache dtype: bf16 (default) or fp8");
                 sub.add_option("--batch", a->r.batch, "sequences decoded together")->required();
                 sub.add_option("--input", a->r.input, "prompt tokens per sequence")->required();

@@ -21,6 +21,9 @@ struct Deployment {
   std::string dtype = "bf16";    // compute dtype of matmuls: bf16 | fp8
   std::string weights = "bf16";  // weight storage: bf16 | fp8 | int8
   std::string kv_dtype = "bf16";
+  // Added by the llm engineer (additive): Megatron sequence parallelism for the norms and
+  // residuals (tokens split over the TP ranks; all-reduce -> reduce-scatter + all-gather).
+  bool sequence_parallel = false;
 };
 
 struct PrefillChunk {

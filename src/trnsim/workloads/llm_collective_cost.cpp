@@ -11,10 +11,16 @@
 
 namespace trnsim::workloads {
 
+using collectives::Op;
+
 CollectiveCosts::CollectiveCosts(const hw::SystemSpec& system, int lcores_per_chip, bool use_disk_cache)
     : system_(system), lcores_per_chip_(lcores_per_chip) {
-  const std::string scope = fmt::format("{}-{:016x}-rpc{}-collectives", system.name,
-                                        std::hash<std::string>{}(hw::to_json(system).dump()), lcores_per_chip);
+  // Fingerprint of the collectives model: one all-reduce timed uncached (as NodeCosts does).
+  cache_ = std::make_unique<CostCache>("", false);
+  const double probe = measure(Op::AllReduce, 2, 1 << 16);
+  const std::string scope =
+      fmt::format("{}-{:016x}-{:08x}-rpc{}-collectives", system.name, std::hash<std::string>{}(hw::to_json(system).dump()),
+                  std::hash<std::string>{}(fmt::format("{:.17g}", probe)) & 0xffffffffu, lcores_per_chip);
   cache_ = std::make_unique<CostCache>(scope, use_disk_cache);
 }
 

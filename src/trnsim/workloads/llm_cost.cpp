@@ -131,22 +131,32 @@ void TrainiumStepCost::attention_nodes(const StepBatch& b, int64_t layer, int64_
   if (!b.prefills.empty()) out.push_back({"attention (prefill)", CostCategory::Attention, prefill * prefill_scale});
   if (!b.decode_contexts.empty()) {
     // Decode: the query heads that share a KV head are the rows of one kernel head (GQA), as
-    // Neuron's decode kernels stack them; MLA attends to the one shared latent.
+    // Neuron's decode kernels stack them; MLA attends to the one shared latent. The batch's
+    // sequences are heads of one kernel at their mean KV length (ragged work, one launch).
     const int64_t heads = mla ? 1 : L.kv_heads;
     const int64_t rows = mla ? L.q_heads : std::max<int64_t>(1, L.q_heads / L.kv_heads);
-    std::map<int64_t, double> by_keys;
-    double decode = 0;
-    for (int64_t ctx : b.decode_contexts) {
-      const int64_t keys = std::min(ctx + 1, window);
-      auto it = by_keys.find(keys);
-      if (it == by_keys.end()) it = by_keys.emplace(keys, nc.cross_attention_s(heads, rows, keys, kd)).first;
-      decode += it->second;
-    }
+    const int64_t n = static_cast<int64_t>(b.decode_contexts.size());
+    int64_t keys = 0;
+    for (int64_t ctx : b.decode_contexts) keys += std::min(ctx + 1, window);
+    const double decode = nc.decode_attention_s(heads * n, rows, std::max<int64_t>(1, (keys + n / 2) / n), kd);
     out.push_back({"attention (decode)", CostCategory::Attention, decode * decode_scale});
   }
   out.push_back({"o_proj", CostCategory::Matmul, nc.matmul_s(m, model_.v_width() / model_.heads * L.q_heads, model_.hidden)});
-  out.push_back({"tp all-reduce (attention)", CostCategory::Collective,
-                 collectives_->seconds(Op::AllReduce, L.tp, m * model_.hidden * 2)});
+  tp_reduction(m, "attention", out);
+}
+
+void TrainiumStepCost::tp_reduction(int64_t m, const char* after, std::vector<CostNode>& out) const {
+  const int64_t bytes = m * model_.hidden * 2;
+  if (!deployment_.sequence_parallel) {
+    out.push_back({fmt::format("tp all-reduce ({})", after), CostCategory::Collective,
+                   collectives_->seconds(Op::AllReduce, layout_.tp, bytes)});
+    return;
+  }
+  // Sequence parallel: the row-parallel output is reduce-scattered over the tokens, and the
+  // next column-parallel matmul all-gathers them back (the same bytes, two collectives).
+  out.push_back({fmt::format("tp reduce-scatter + all-gather ({})", after), CostCategory::Collective,
+                 collectives_->seconds(Op::ReduceScatter, layout_.tp, bytes) +
+                     collectives_->seconds(Op::AllGather, layout_.tp, bytes)});
 }
 
 void TrainiumStepCost::ffn_nodes(int64_t layer, int64_t m, std::vector<CostNode>& out) const {
@@ -175,7 +185,7 @@ void TrainiumStepCost::ffn_nodes(int64_t layer, int64_t m, std::vector<CostNode>
       out.push_back({"ep all-to-all (dispatch + combine)", CostCategory::Collective,
                      2 * collectives_->seconds(Op::AllToAll, L.ep, static_cast<int64_t>(m * k) * h * 2)});
   }
-  out.push_back({"tp all-reduce (ffn)", CostCategory::Collective, collectives_->seconds(Op::AllReduce, L.tp, m * h * 2)});
+  tp_reduction(m, "ffn", out);
 }
 
 void TrainiumStepCost::layer_nodes(const StepBatch& b, int64_t layer, int64_t repeat, std::vector<CostNode>& out) const {
@@ -186,8 +196,11 @@ void TrainiumStepCost::layer_nodes(const StepBatch& b, int64_t layer, int64_t re
   const int64_t ffn_width = model_.layer_is_moe(layer)
                                 ? layout_.expert_ffn * model_.moe.experts_per_token + layout_.shared_ffn
                                 : layout_.ffn;
-  out.push_back({"norms, rope, swiglu, residuals", CostCategory::Other,
-                 nodes_->pointwise_s(m, model_.hidden, ffn_width, (layout_.q_heads + layout_.kv_heads) * model_.head_dim)});
+  double pointwise = nodes_->pointwise_s(m, model_.hidden, ffn_width, (layout_.q_heads + layout_.kv_heads) * model_.head_dim);
+  if (deployment_.sequence_parallel && layout_.tp > 1)  // norms and residuals on this rank's tokens only
+    pointwise = std::max(0.0, pointwise - nodes_->norms_s(m, model_.hidden) +
+                                  nodes_->norms_s((m + layout_.tp - 1) / layout_.tp, model_.hidden));
+  out.push_back({"norms, rope, swiglu, residuals", CostCategory::Other, pointwise});
   const std::string kind = fmt::format("{}{}", model_.layer_is_moe(layer) ? "moe" : "dense",
                                        model_.layer_is_sliding(layer) ? ", sliding" : "");
   for (size_t i = first; i < out.size(); ++i) {

@@ -57,6 +57,7 @@ class TrainiumStepCost : public IStepCost {
   void layer_nodes(const StepBatch& b, int64_t layer, int64_t repeat, std::vector<CostNode>& out) const;
   void attention_nodes(const StepBatch& b, int64_t layer, int64_t m, std::vector<CostNode>& out) const;
   void ffn_nodes(int64_t layer, int64_t m, std::vector<CostNode>& out) const;
+  void tp_reduction(int64_t m, const char* after, std::vector<CostNode>& out) const;
 
   ModelDesc model_;
   Deployment deployment_;

@@ -1,5 +1,5 @@
-// The on-disk cache of measured node costs: one text file per (chip spec, logical-core size,
-// dtype policy, cost-model version) under $XDG_CACHE_HOME/trnsim or ~/.cache/trnsim, one
+// The on-disk cache of measured node costs: one text file per (chip spec, fingerprint of the
+// compiler and simulator, logical-core size, dtype policy, cost-model version) under $XDG_CACHE_HOME/trnsim or ~/.cache/trnsim, one
 // "key seconds" line per measured shape, appended as measurements are made. A file that cannot
 // be written is a warning once (the costs are then measured again next time), never an error.
 #pragma once

@@ -31,6 +31,16 @@ StepBatch decode_batch(int64_t batch, int64_t context) {
   return b;
 }
 
+// With pp > 1 the batch runs as `mb` micro-batches through the stages (GPipe-style fill and
+// drain): (mb + pp - 1) stage times of one micro-batch, each stage a 1/pp share of its step.
+StepCost pipelined(const TrainiumStepCost& cost, const StepBatch& micro, int64_t mb) {
+  StepCost c = cost.step(micro);
+  const double f = static_cast<double>(mb + cost.layout().pp - 1) / cost.layout().pp;
+  for (Nanoseconds* t : {&c.time, &c.matmul, &c.attention, &c.collective, &c.other}) *t = Nanoseconds(t->value() * f);
+  c.energy = Joules(c.energy.value() * f);
+  return c;
+}
+
 void check_memory(const TrainiumStepCost& cost, const GenerationResult& g) {
   const double need = g.weight_bytes_per_core + g.kv_bytes_per_core + g.activation_bytes_per_core;
   if (need <= g.hbm_bytes_per_core) return;
@@ -48,6 +58,9 @@ GenerationResult simulate_generation(const TrainiumStepCost& cost, const Generat
   if (r.batch < 1 || r.input < 1 || r.output < 1)
     throw ConfigError(fmt::format("--batch, --input and --output must be >= 1 (got {}, {}, {})", r.batch, r.input, r.output));
   GenerationResult g;
+  const int pp = cost.layout().pp;
+  g.micro_batches = pp == 1 ? 1 : r.micro_batches > 0 ? std::min(r.micro_batches, r.batch) : std::min<int64_t>(r.batch, pp);
+  const int64_t micro = (r.batch + g.micro_batches - 1) / g.micro_batches;  // sequences per micro-batch
   StepBatch prefill;
   prefill.prefills.assign(static_cast<size_t>(r.batch), PrefillChunk{r.input, 0});
   g.weight_bytes_per_core = cost.weight_bytes_per_core().value();
@@ -58,8 +71,10 @@ GenerationResult simulate_generation(const TrainiumStepCost& cost, const Generat
   const int sims0 = cost.node_costs().simulations();
   const double wall0 = cost.node_costs().simulation_wall_s();
 
-  g.prefill = cost.step(prefill);
-  g.prefill_nodes = cost.nodes(prefill);
+  StepBatch micro_prefill;
+  micro_prefill.prefills.assign(static_cast<size_t>(micro), PrefillChunk{r.input, 0});
+  g.prefill = pipelined(cost, micro_prefill, g.micro_batches);
+  g.prefill_nodes = cost.nodes(micro_prefill);
   g.ttft_s = to_seconds(g.prefill.time);
   const int64_t steps = r.output - 1;  // the prefill produced the first token
   if (steps > 0) {
@@ -67,7 +82,7 @@ GenerationResult simulate_generation(const TrainiumStepCost& cost, const Generat
     double sum[5] = {0, 0, 0, 0, 0};
     for (int64_t i = 0; i < samples; ++i) {
       const int64_t step = samples == steps ? i : (samples == 1 ? 0 : i * (steps - 1) / (samples - 1));
-      const StepCost c = cost.step(decode_batch(r.batch, r.input + step));
+      const StepCost c = pipelined(cost, decode_batch(micro, r.input + step), g.micro_batches);
       sum[0] += c.time.value(), sum[1] += c.matmul.value(), sum[2] += c.attention.value();
       sum[3] += c.collective.value(), sum[4] += c.other.value();
     }
@@ -78,7 +93,7 @@ GenerationResult simulate_generation(const TrainiumStepCost& cost, const Generat
     g.decode_mean.collective = Nanoseconds(sum[3] / n);
     g.decode_mean.other = Nanoseconds(sum[4] / n);
     g.decode_steps_evaluated = static_cast<int>(samples);
-    g.decode_nodes = cost.nodes(decode_batch(r.batch, r.input));
+    g.decode_nodes = cost.nodes(decode_batch(micro, r.input));
   }
   g.tpot_s = to_seconds(g.decode_mean.time);
   g.e2e_s = g.ttft_s + static_cast<double>(steps) * g.tpot_s;
@@ -117,6 +132,8 @@ nlohmann::json generation_json(const TrainiumStepCost& cost, const Deployment& d
               {"input_tokens", r.input},
               {"output_tokens", r.output},
               {"chips", l.chips},
+              {"micro_batches", g.micro_batches},
+              {"sequence_parallel", d.sequence_parallel},
               {"ttft_s", g.ttft_s},
               {"tpot_s", g.tpot_s},
               {"e2e_s", g.e2e_s},
@@ -130,7 +147,7 @@ nlohmann::json generation_json(const TrainiumStepCost& cost, const Deployment& d
               {"prefill_breakdown", breakdown(g.prefill)},
               {"decode_step_breakdown", breakdown(g.decode_mean)},
               {"decode_step_nodes", nodes(g.decode_nodes)},
-              {"energy_j", to_seconds(g.prefill.time) > 0 && cost.system().chip.power
+              {"energy_j", cost.system().chip.power
                                ? json(cost.system().chip.power->value() * l.chips * g.e2e_s)
                                : json(nullptr)},
               {"simulations", g.simulations},
@@ -141,34 +158,31 @@ nlohmann::json generation_trace(const GenerationResult& g) {
   using nlohmann::json;
   json events = json::array();
   double t_us = 0;
+  auto event = [&](const CostNode& n, int tid) {
+    events.push_back({{"name", n.name}, {"cat", category_name(n.category)}, {"ph", "X"}, {"pid", 0}, {"tid", tid},
+                      {"ts", t_us}, {"dur", n.seconds * 1e6}});
+    t_us += n.seconds * 1e6;
+  };
   auto emit = [&](const std::vector<CostNode>& ns, const char* phase, int tid) {
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", tid}, {"args", {{"name", phase}}}});
-    // Layers in model order: the kinds interleave in the model, but a rank runs each layer's
-    // nodes back to back, so the trace repeats each kind's nodes `repeat` times.
+    // A layer kind's nodes (consecutive, named "layer[kind] ...") run back to back, once per
+    // layer of that kind; then the step's other nodes (LM head, sends), `repeat` times each.
     std::vector<std::vector<const CostNode*>> kinds;
     std::vector<const CostNode*> tail;
     for (const auto& n : ns) {
-      if (n.name.starts_with("layer[")) {
-        const std::string kind = n.name.substr(0, n.name.find(']') + 1);
-        if (kinds.empty() || kinds.back().front()->name.substr(0, kind.size()) != kind) kinds.emplace_back();
-        kinds.back().push_back(&n);
-      } else {
+      if (!n.name.starts_with("layer[")) {
         tail.push_back(&n);
+        continue;
       }
+      const std::string kind = n.name.substr(0, n.name.find(']') + 1);
+      if (kinds.empty() || !kinds.back().front()->name.starts_with(kind)) kinds.emplace_back();
+      kinds.back().push_back(&n);
     }
     for (const auto& k : kinds)
       for (int64_t r = 0; r < k.front()->repeat; ++r)
-        for (const CostNode* n : k) {
-          events.push_back({{"name", n->name}, {"cat", category_name(n->category)}, {"ph", "X"}, {"pid", 0}, {"tid", tid},
-                            {"ts", t_us}, {"dur", n->seconds * 1e6}});
-          t_us += n->seconds * 1e6;
-        }
+        for (const CostNode* n : k) event(*n, tid);
     for (const CostNode* n : tail)
-      for (int64_t r = 0; r < n->repeat; ++r) {
-        events.push_back({{"name", n->name}, {"cat", category_name(n->category)}, {"ph", "X"}, {"pid", 0}, {"tid", tid},
-                          {"ts", t_us}, {"dur", n->seconds * 1e6}});
-        t_us += n->seconds * 1e6;
-      }
+      for (int64_t r = 0; r < n->repeat; ++r) event(*n, tid);
   };
   emit(g.prefill_nodes, "prefill", 0);
   emit(g.decode_nodes, "first decode step", 1);

@@ -15,6 +15,7 @@ namespace trnsim::workloads {
 
 struct GenerationRequest {
   int64_t batch = 1, input = 128, output = 128;
+  int64_t micro_batches = 0;  // pp > 1: micro-batches in flight (0: min(batch, pp))
 };
 
 struct GenerationResult {
@@ -23,6 +24,7 @@ struct GenerationResult {
   StepCost prefill, decode_mean;                  // decode_mean: breakdown averaged over the steps
   std::vector<CostNode> prefill_nodes, decode_nodes;  // the first decode step's nodes
   int decode_steps_evaluated = 0;
+  int64_t micro_batches = 1;
   int simulations = 0;                            // timing-mode runs this generation needed
   double simulation_wall_s = 0;
 };

@@ -70,6 +70,16 @@ double interp(int64_t x, int64_t lo, int64_t hi, double flo, double fhi) {
   return flo + (fhi - flo) * static_cast<double>(x - lo) / static_cast<double>(hi - lo);
 }
 
+// f at token count m, linear between the grid points around it; beyond kMaxMeasuredTokens
+// extrapolated along the last grid interval.
+template <class F>
+double over_tokens(int64_t m, F&& at) {
+  const int64_t cap = std::min(m, kMaxMeasuredTokens);
+  const int64_t lo = m > kMaxMeasuredTokens ? grid_below(cap - 1) : grid_below(m);
+  const int64_t hi = m > kMaxMeasuredTokens ? cap : grid_above(m);
+  return interp(m, lo, hi, at(lo), hi == lo ? 0 : at(hi));
+}
+
 std::string chip_hash(const hw::ChipSpec& chip) {
   return fmt::format("{:016x}", std::hash<std::string>{}(hw::to_json(chip).dump()));
 }
@@ -89,7 +99,15 @@ int64_t grid_above(int64_t x) {
 }
 
 NodeCosts::NodeCosts(const hw::ChipSpec& chip, NodeCostOptions options) : chip_(chip), opt_(options) {
-  const std::string scope = fmt::format("{}-{}-lnc{}-{}", chip.name, chip_hash(chip), opt_.cores,
+  // The scope also holds a fingerprint of the compiler and simulator: three small probes run
+  // uncached (a few ms), so that costs measured by another build are never read back.
+  cache_ = std::make_unique<CostCache>("", false);
+  const std::string probe = fmt::format("{:.17g},{:.17g},{:.17g}", measure_matmul_s(200, 256, 640),
+                                        measure_attention_s(2, 192, 192, 64, true), measure_pointwise_s(64, 256, 128, 128));
+  simulations_ = 0;
+  sim_wall_s_ = 0;
+  const std::string scope = fmt::format("{}-{}-{:08x}-lnc{}-{}", chip.name, chip_hash(chip),
+                                        std::hash<std::string>{}(probe) & 0xffffffffu, opt_.cores,
                                         compiler::policy_name(opt_.policy));
   cache_ = std::make_unique<CostCache>(scope, opt_.use_disk_cache);
 }
@@ -107,6 +125,15 @@ double NodeCosts::cached(const std::string& key, F&& measure) {
   return s;
 }
 
+double NodeCosts::time_graph(compiler::Graph g) const {
+  compiler::CompileOptions co;
+  co.policy = opt_.policy;
+  co.cores = opt_.cores;
+  for (const auto& n : g.inputs) co.input_shapes[n] = g.tensors.at(n).shape;
+  auto cm = compiler::compile(std::move(g), chip_, co);
+  return runtime::LoadedModel(cm, chip_).run({}, core::Mode::Timing).report.time_s;
+}
+
 double NodeCosts::measure_matmul_s(int64_t m, int64_t k, int64_t n) {
   return cached(fmt::format("matmul:m={},k={},n={}", m, k, n), [&] {
     Graph g;
@@ -115,12 +142,7 @@ double NodeCosts::measure_matmul_s(int64_t m, int64_t k, int64_t n) {
     add_input(g, "x", {m, k});
     add_input(g, "w", {k, n});  // a graph input, not a constant: no weight bytes exist
     g.outputs = {add_node(g, OpKind::MatMul, {"x", "w"}, "y")};
-    compiler::CompileOptions co;
-    co.policy = opt_.policy;
-    co.cores = opt_.cores;
-    co.input_shapes = {{"x", {m, k}}, {"w", {k, n}}};
-    auto cm = compiler::compile(std::move(g), chip_, co);
-    return runtime::LoadedModel(cm, chip_).run({}, core::Mode::Timing).report.time_s;
+    return time_graph(std::move(g));
   });
 }
 
@@ -145,12 +167,7 @@ double NodeCosts::measure_pointwise_s(int64_t m, int64_t h, int64_t i, int64_t q
     const std::string s = add_node(g, OpKind::Sigmoid, {"gate"}, "silu_sigmoid");
     const std::string silu = add_node(g, OpKind::Mul, {"gate", s}, "silu");
     g.outputs.push_back(add_node(g, OpKind::Mul, {silu, "up"}, "swiglu"));
-    compiler::CompileOptions co;
-    co.policy = opt_.policy;
-    co.cores = opt_.cores;
-    for (const auto& n : g.inputs) co.input_shapes[n] = g.tensors[n].shape;
-    auto cm = compiler::compile(std::move(g), chip_, co);
-    return runtime::LoadedModel(cm, chip_).run({}, core::Mode::Timing).report.time_s;
+    return time_graph(std::move(g));
   });
 }
 
@@ -190,21 +207,12 @@ double NodeCosts::measure_attention_s(int64_t heads, int64_t rows, int64_t keys,
 
 double NodeCosts::matmul_s(int64_t m, int64_t k, int64_t n) {
   if (!opt_.interpolate) return measure_matmul_s(m, k, n);
-  m = tile_padded(m);
-  if (m <= kMaxMeasuredTokens) {
-    const int64_t lo = grid_below(m), hi = grid_above(m);
-    return interp(m, lo, hi, measure_matmul_s(lo, k, n), hi == lo ? 0 : measure_matmul_s(hi, k, n));
-  }
-  const int64_t hi = kMaxMeasuredTokens, lo = grid_below(hi - 1);
-  return interp(m, lo, hi, measure_matmul_s(lo, k, n), measure_matmul_s(hi, k, n));
+  return over_tokens(tile_padded(m), [&](int64_t t) { return measure_matmul_s(t, k, n); });
 }
 
 double NodeCosts::pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk) {
   if (!opt_.interpolate) return measure_pointwise_s(m, h, i, qk);
-  const int64_t cap = std::min(m, kMaxMeasuredTokens);
-  const int64_t lo = m > kMaxMeasuredTokens ? grid_below(cap - 1) : grid_below(m);
-  const int64_t hi = m > kMaxMeasuredTokens ? cap : grid_above(m);
-  return interp(m, lo, hi, measure_pointwise_s(lo, h, i, qk), hi == lo ? 0 : measure_pointwise_s(hi, h, i, qk));
+  return over_tokens(m, [&](int64_t t) { return measure_pointwise_s(t, h, i, qk); });
 }
 
 double NodeCosts::prefill_attention_s(int64_t heads, int64_t seq, int64_t head_dim) {
@@ -237,6 +245,38 @@ double NodeCosts::cross_attention_s(int64_t heads, int64_t rows, int64_t keys, i
   if (rows <= 16) return at_rows(rows);
   const int64_t rlo = grid_below(rows), rhi = grid_above(rows);
   return interp(rows, rlo, rhi, at_rows(rlo), rhi == rlo ? 0 : at_rows(rhi));
+}
+
+}  // namespace trnsim::workloads
+
+namespace trnsim::workloads {
+
+double NodeCosts::measure_norms_s(int64_t m, int64_t h) {
+  return cached(fmt::format("norms:m={},h={}", m, h), [&] {
+    Graph g;
+    g.name = "llm_norms";
+    g.opset = 17;
+    for (auto* n : {"x", "r"}) add_input(g, n, {m, h});
+    add_input(g, "gamma", {h});
+    const std::map<std::string, compiler::AttrValue> ln = {{"axis", int64_t{-1}}};
+    g.outputs.push_back(add_node(g, OpKind::LayerNormalization, {"x", "gamma"}, "norm1", ln));
+    const std::string res = add_node(g, OpKind::Add, {"x", "r"}, "residual1");
+    g.outputs.push_back(add_node(g, OpKind::LayerNormalization, {res, "gamma"}, "norm2", ln));
+    g.outputs.push_back(add_node(g, OpKind::Add, {res, "r"}, "residual2"));
+    return time_graph(std::move(g));
+  });
+}
+
+double NodeCosts::norms_s(int64_t m, int64_t h) {
+  if (!opt_.interpolate) return measure_norms_s(m, h);
+  return over_tokens(m, [&](int64_t t) { return measure_norms_s(t, h); });
+}
+
+double NodeCosts::decode_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim) {
+  if (!opt_.interpolate) return cross_attention_s(heads, rows, keys, head_dim);
+  const int64_t lo = grid_below(heads), hi = grid_above(heads);
+  return interp(heads, lo, hi, cross_attention_s(lo, rows, keys, head_dim),
+                hi == lo ? 0 : cross_attention_s(hi, rows, keys, head_dim));
 }
 
 }  // namespace trnsim::workloads

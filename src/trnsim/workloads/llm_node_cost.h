@@ -35,13 +35,20 @@ class NodeCosts {
   // Non-causal attention of `rows` query rows per head to `keys` cached keys: a decode step
   // (rows = the query heads sharing one KV head) or a prefill chunk's past context.
   double cross_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim);
+  // A decode step's attention for a whole batch in one kernel: `heads` = sequences x KV heads
+  // per rank, `keys` their mean length (the kernel's work is linear in each head's keys).
+  // Interpolated over heads as well.
+  double decode_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim);
   // One layer's element-wise work for m tokens: hidden h, local FFN width i, local q+k width.
   double pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk);
+  // The norms-and-residuals part of it alone (two RMSNorms, two adds on [m, h]).
+  double norms_s(int64_t m, int64_t h);
 
   // The same without interpolation: one timing-mode run (cached). For tests and benches.
   double measure_matmul_s(int64_t m, int64_t k, int64_t n);
   double measure_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim, bool causal);
   double measure_pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk);
+  double measure_norms_s(int64_t m, int64_t h);
 
   int simulations() const { return simulations_; }  // timing-mode runs this object made
   double simulation_wall_s() const { return sim_wall_s_; }
@@ -49,6 +56,7 @@ class NodeCosts {
  private:
   template <class F>
   double cached(const std::string& key, F&& measure);
+  double time_graph(compiler::Graph g) const;  // compile, run in timing mode: seconds
 
   const hw::ChipSpec& chip_;
   NodeCostOptions opt_;

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "trnsim/common/error.h"
 #include "trnsim/hw/spec_loader.h"
@@ -48,6 +49,10 @@ TEST(LlmNodeCosts, AttentionInterpolationWithinFivePercentOfTimingMode) {
   for (int64_t keys : {300, 1000, 2500}) {  // decode: 8 query rows (GQA group) per KV head
     const double analytical = nc.cross_attention_s(2, 8, keys, 128);
     EXPECT_NEAR(analytical / nc.measure_attention_s(2, 8, keys, 128, false), 1.0, 0.05) << "keys=" << keys;
+  }
+  for (int64_t heads : {3, 24, 40}) {  // a batch of sequences' KV heads in one decode kernel
+    const double analytical = nc.decode_attention_s(heads, 8, 1000, 128);
+    EXPECT_NEAR(analytical / nc.measure_attention_s(heads, 8, 1000, 128, false), 1.0, 0.05) << "heads=" << heads;
   }
   for (int64_t seq : {200, 600, 1100}) {  // causal prefill
     const double analytical = nc.prefill_attention_s(2, seq, 128);
@@ -138,4 +143,20 @@ TEST(LlmStepCost, MoeDecodeReadsOnlyTheRoutedExperts) {
           c.node_costs().matmul_s(1, m.hidden, 2 * l.expert_ffn) + c.node_costs().matmul_s(1, l.expert_ffn, m.hidden);
       EXPECT_NEAR(n.seconds / one_expert, 2.0, 1e-9);
     }
+}
+
+TEST(LlmStepCost, NonTrainiumSystemIsUnsupported) {
+  // A system whose chip is not a trn*/inf* chip (here trn1's spec renamed): the GPU baseline
+  // is another implementation, so this one refuses it with UnsupportedError.
+  auto dir = std::filesystem::temp_directory_path() / "trnsim_llm_gpu_test";
+  std::filesystem::create_directories(dir);
+  std::string chip = hw::read_config_file(std::string(TRNSIM_SOURCE_DIR) + "/configs/chips/trn1.yaml");
+  chip.replace(chip.find("name: trn1"), 10, "name: gpu-x");
+  std::ofstream(dir / "gpu-x.yaml") << chip;
+  std::string sys = hw::read_config_file(std::string(TRNSIM_SOURCE_DIR) + "/configs/systems/trn1.2xlarge.yaml");
+  sys.replace(sys.find("chip: trn1"), 10, "chip: gpu-x.yaml");
+  std::ofstream(dir / "gpu-box.yaml") << sys;
+  Deployment d = deployment((dir / "gpu-box.yaml").string(), 1);
+  EXPECT_THROW(make_step_cost(load_model("llama-2-7b"), d), UnsupportedError);
+  std::filesystem::remove_all(dir);
 }
