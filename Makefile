@@ -48,7 +48,12 @@ demo: install
 	@echo "== One kernel: a 2048^3 bf16 matmul on one simulated Trainium2 NeuronCore (timing mode) =="
 	$(VENV)/bin/trnsim kernel matmul --chip trn2 --m 2048 --k 2048 --n 2048 --dtype bf16 --trace out/matmul_trace.json
 	@echo
-	@echo "Traces (out/minilm_trace.json, out/matmul_trace.json) open in https://ui.perfetto.dev."
+	@echo
+	@echo "== A report: the matmul kernel and an all-reduce sweep of sizes, drawn as one HTML file (works offline) =="
+	$(VENV)/bin/trnsim kernel matmul --chip trn2 --m 2048 --k 2048 --n 2048 --dtype bf16 --timing-only --json > out/matmul.json 2>/dev/null
+	$(VENV)/bin/trnsim collective --op all-reduce --system trn2.48xlarge --sizes 1K:1G --step-factor 4 --json > out/allreduce.json
+	$(VENV)/bin/trnsim report out/matmul.json out/allreduce.json -o out/report.html
+	@echo "Traces (out/minilm_trace.json, out/matmul_trace.json) open in https://ui.perfetto.dev; out/report.html in any browser."
 	@echo "More: trnsim compile out/minilm.onnx --dtype bf16 -o out/minilm.tpg | trnsim specs | trnsim kernel --list"
 
 test-cpp: build

@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(g++ cmake ninja-build make python3-venv python3-dev
       libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
       libgtest-dev libgmock-dev libbenchmark-dev
-      libprotobuf-dev protobuf-compiler libonnx-dev libopenblas-dev libzip-dev)
+      libprotobuf-dev protobuf-compiler libonnx-dev libopenblas-dev libzip-dev
+      chromium)  # chromium: headless, the browser test of `trnsim report` (tests/python/test_report_browser.py)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -24,6 +24,24 @@ __all__ += ["train"]
 __all__ += ["llm", "llm_model", "llm_models"]
 __all__ += ["serve", "serve_options"]
 
+from trnsim.progress import Progress
+
+
+def report(results, output="report.html", title=None):
+    """Draws results (paths of --json files or .parquet, or result dicts) as one HTML file; see trnsim.reports."""
+    from trnsim.reports import build_report
+    return build_report(results if isinstance(results, (list, tuple)) else [results], output, title)
+
+
+def sweep(spec, output="results.parquet", address=None, local=None, progress=True):
+    """Runs a sweep (a sweep.yaml path or the same as a dict) on Ray into Parquet; see trnsim.sweeps."""
+    from trnsim.sweeps import run_sweep
+    return run_sweep(spec, output, address=address, local=local, progress=progress)
+
+
+__all__ += ["report", "sweep", "Progress"]
+
+
 # PyTorch front end (issue 4): trnsim.trace, and torch.compile(backend="trnsim") registered with
 # TorchDynamo once torch._dynamo is imported, so `import trnsim` never imports torch itself.
 def trace(model, example_inputs, chip="trn2", dtype="fp32", mode="functional", batch=None, opset=17):

@@ -1,4 +1,5 @@
-"""`python -m trnsim run model.onnx [--chip trn2] [--dtype bf16] [--check] [--json]`."""
+"""`python -m trnsim run model.onnx [--chip trn2] [--dtype bf16] [--check] [--json]`,
+`python -m trnsim report RESULT... -o report.html` and `python -m trnsim sweep sweep.yaml`."""
 from __future__ import annotations
 
 import argparse
@@ -12,9 +13,17 @@ def main(argv: list[str] | None = None) -> int:
     from trnsim import run_check
     p_run = sub.add_parser("run", help="compile and simulate an ONNX model; --check compares with onnxruntime")
     run_check.add_arguments(p_run)
+    from trnsim.reports import cli as report_cli
+    from trnsim.sweeps import cli as sweep_cli
+    report_cli.add_arguments(sub.add_parser("report", help="draw results (JSON of any kind, a sweep's Parquet) as one HTML file"))
+    sweep_cli.add_arguments(sub.add_parser("sweep", help="run a sweep file's points as Ray tasks into Parquet"))
     args = parser.parse_args(argv)
     if args.command == "run":
         return run_check.run(args)
+    if args.command == "report":
+        return report_cli.run(args)
+    if args.command == "sweep":
+        return sweep_cli.run(args)
     parser.error(f"unknown command {args.command}")
     return 2
 

@@ -290,6 +290,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     batch = next(iter(feeds.values())).shape[0] if feeds and next(iter(feeds.values())).ndim else 1
     result: dict[str, Any] = {
+        "kind": "run",  # what `trnsim report` draws it as
         "model": args.model, "chip": args.chip, "dtype": args.dtype, "mode": args.mode,
         # the simulated latency of one run, at the top level as in `trnsim run --json`
         "time_s": cm.report.get("time_s"),

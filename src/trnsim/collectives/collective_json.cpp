@@ -5,7 +5,8 @@
 namespace trnsim::collectives {
 
 nlohmann::json to_json(const CollectiveResult& r, const std::string& system, int systems, numerics::DType dtype) {
-  return {{"op", std::string(name(r.op))},
+  return {{"kind", "collective"},  // what `trnsim report` draws it as
+          {"op", std::string(name(r.op))},
           {"system", system},
           {"systems", systems},
           {"ranks", r.ranks},

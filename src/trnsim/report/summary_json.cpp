@@ -8,6 +8,7 @@ namespace trnsim::report {
 
 nlohmann::json to_json(const RunSummary& s) {
   nlohmann::json j;
+  j["kind"] = "kernel";  // what `trnsim report` draws it as
   j["time_s"] = s.time_s;
   j["program"] = s.program;
   j["chip"] = s.chip;

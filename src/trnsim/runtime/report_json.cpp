@@ -15,7 +15,8 @@ nlohmann::json report_json(const Report& r, int64_t batch) {
                    {"instructions", o.instructions}, {"tensor_flops", o.tensor_flops}, {"hbm_bytes", o.hbm_bytes}});
   nlohmann::json engines = nlohmann::json::object();
   for (const auto& e : r.engines) engines[e.engine] = {{"busy_s", e.busy_s}, {"utilisation", e.utilisation}};
-  return {{"chip", r.chip},
+  return {{"kind", "run"},  // what `trnsim report` draws it as
+          {"chip", r.chip},
           {"mode", r.mode},
           {"time_s", r.time_s},
           {"throughput_per_s", r.time_s > 0 ? static_cast<double>(batch) / r.time_s : 0.0},

@@ -300,7 +300,8 @@ nlohmann::json tp_report_json(const TpReport& r) {
   nlohmann::json ops = nlohmann::json::array();
   for (const auto& o : r.ops)
     ops.push_back({{"name", o.node}, {"op", o.op}, {"fused", o.fused}, {"start_s", o.start_s}, {"time_s", o.time_s}});
-  return {{"system", r.system},
+  return {{"kind", "run"},  // what `trnsim report` draws it as
+          {"system", r.system},
           {"chip", r.chip},
           {"mode", r.mode},
           {"dtype", r.dtype},

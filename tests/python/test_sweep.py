@@ -1,0 +1,120 @@
+"""trnsim sweep: the sweep file (grid, seeded random search, errors), and one real sweep on a
+local Ray: interrupted after two points, resumed, every row checked against the command run
+directly, a failed point recorded, and DuckDB over the Parquet."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cli_path import ROOT, trnsim_cli
+from trnsim.sweeps import SweepSpecError, parse_spec, query, run_sweep
+from trnsim.sweeps.point import command_line, rows_of_result
+
+
+def test_grid_is_the_cartesian_product_in_file_order():
+    sw = parse_spec({"command": "llm", "model": "m", "axes": {"tp": [4, 8], "batch": [1, 8, 32]}})
+    pts = sw.points()
+    assert len(pts) == 6 and pts[0] == {"model": "m", "tp": 4, "batch": 1} and pts[-1]["tp"] == 8
+    assert {(p["tp"], p["batch"]) for p in pts} == {(t, b) for t in (4, 8) for b in (1, 8, 32)}
+
+
+def test_random_search_is_seeded_and_stays_in_range():
+    spec = {"command": "serve", "samples": 200, "seed": 7,
+            "axes": {"batch": {"min": 1, "max": 64, "log": True}, "rate": {"min": 0.5, "max": 2.0}, "tp": [4, 8]}}
+    a, b = parse_spec(spec).points(), parse_spec(spec).points()
+    assert a == b
+    assert all(1 <= p["batch"] <= 64 and isinstance(p["batch"], int) and 0.5 <= p["rate"] <= 2.0 for p in a)
+    assert {p["tp"] for p in a} == {4, 8}
+    # log-uniform: about half the draws below the geometric mean (8)
+    assert 0.35 < sum(p["batch"] < 8 for p in a) / len(a) < 0.65
+    assert parse_spec({**spec, "seed": 8}).points() != a
+
+
+@pytest.mark.parametrize("doc,msg", [
+    ({"command": "nope"}, "command: expected one of"),
+    ({"command": "llm", "axes": {"tp": 4}}, "axes.tp: expected a list"),
+    ({"command": "llm", "axes": {"tp": []}}, "axes.tp: an empty list"),
+    ({"command": "llm", "samples": 0, "axes": {}}, "samples: expected a positive integer"),
+    ({"command": "llm", "samples": 3, "axes": {"b": {"min": 0, "max": 4, "log": True}}}, "a log range needs min > 0"),
+    ({"command": "llm", "tp": 4, "axes": {"tp": [8]}}, "tp: both a fixed option and an axis"),
+])
+def test_bad_sweep_files_are_one_line_errors(doc, msg):
+    with pytest.raises(SweepSpecError, match=msg):
+        parse_spec(doc)
+
+
+def test_command_line_and_flattening():
+    argv = command_line("trnsim", "collective", [], {"op": "all-reduce", "sizes": ["1K", "1M"], "step_factor": 4,
+                                                     "check": True, "trace": None})
+    assert argv == ["trnsim", "collective", "--op", "all-reduce", "--sizes", "1K,1M", "--step-factor", "4", "--check",
+                    "--json"]
+    rows = rows_of_result({"time_s": 1.0, "tp": 8, "breakdown": {"matmul_s": 0.5}, "ops": [{"x": 1}]}, {"tp": 4})
+    assert rows == [{"tp": 4, "time_s": 1.0, "result_tp": 8, "breakdown_matmul_s": 0.5}]
+
+
+def test_sweep_on_local_ray_interrupted_resumed_and_queried(tmp_path):
+    exe = trnsim_cli()
+    spec = {"command": "collective", "system": "trn2.48xlarge", "sizes": "64K,4M", "trnsim": exe,
+            "axes": {"op": ["all-reduce", "all-gather"], "algorithm": ["ring", "direct", "no-such-algorithm"]}}
+    out = tmp_path / "results.parquet"
+    first = run_sweep(spec, out, local=0, progress=False, limit=2)  # "interrupted" after two points
+    assert first["ran"] == 2 and first["points"] == 6
+    second = run_sweep(spec, out, local=2, progress=False)  # on Ray, skipping what is done
+    assert second["skipped"] == 2 and second["ran"] == 4 and second["failed"] == 2
+    cols, rows = query(out, "select op, algorithm, status, size_bytes, time_s, busbw_gbps, error from results "
+                            "order by op, algorithm, size_bytes")
+    got = [dict(zip(cols, r)) for r in rows]
+    assert len(got) == 2 * 2 * 2 + 2  # ok points: one row per size; failed points: one row each
+    for op in ("all-reduce", "all-gather"):
+        for alg in ("ring", "direct"):
+            ref = json.loads(subprocess.run([exe, "collective", "--op", op, "--algorithm", alg, "--system",
+                                             "trn2.48xlarge", "--sizes", "64K,4M", "--json"], capture_output=True,
+                                            text=True, check=True).stdout)
+            mine = [g for g in got if g["op"] == op and g["algorithm"] == alg]
+            assert [(g["size_bytes"], g["time_s"], g["busbw_gbps"]) for g in mine] == \
+                   [(r["size_bytes"], r["time_s"], r["busbw_gbps"]) for r in ref]
+    bad = [g for g in got if g["status"] == "error"]
+    assert len(bad) == 2 and all("no-such-algorithm" in g["error"] for g in bad)
+    # a third run has nothing left but the failed points, which it retries (and they fail again)
+    third = run_sweep(spec, out, local=0, progress=False)
+    assert third["skipped"] == 4 and third["ran"] == 2
+    assert query(out, "select count(*) from results")[1][0][0] == 10
+    p = subprocess.run([sys.executable, "-m", "trnsim", "sweep", "-o", str(out), "--json", "--query",
+                        "select count(distinct point_id) n from results where status = 'ok'"],
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "python")})
+    assert p.returncode == 0 and json.loads(p.stdout) == [{"n": 4}]
+    p = subprocess.run([sys.executable, "-m", "trnsim", "sweep", "-o", str(out), "--query", "select nope from results"],
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "python")})
+    assert p.returncode == 2 and p.stderr.startswith("trnsim: error: --query: ") and p.stderr.count("\n") == 1
+    from trnsim.reports import report_html
+    html = report_html([out])  # the Parquet drawn as a sweep: axes from its metadata, the failed points listed
+    assert "Sweep: results" in html and "axes: op, algorithm" in html and "no-such-algorithm" in html
+    assert "Pareto front: throughput vs latency" in html
+
+
+def test_ctrl_c_keeps_the_finished_points_and_a_rerun_resumes(tmp_path):
+    import signal
+    import time
+    import yaml
+    exe = trnsim_cli()
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(yaml.safe_dump({"command": "kernel", "args": ["matmul"], "functional": True, "trnsim": exe,
+                                    "axes": {"m": [256, 512], "k": [512, 1024], "n": [512]}}))
+    out = tmp_path / "r.parquet"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    p = subprocess.Popen([sys.executable, "-m", "trnsim", "sweep", str(spec), "-o", str(out), "--local", "0"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    parts = tmp_path / "r.parquet.parts"
+    deadline = time.monotonic() + 60
+    while not (parts.exists() and any(parts.glob("part-*.parquet"))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)  # as Ctrl-C does
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and "sweep interrupted" in err and "Traceback" not in err, err
+    saved = query(out, "select count(*) from results where status = 'ok'")[1][0][0]
+    assert 1 <= saved < 4
+    done = run_sweep(str(spec), out, local=0, progress=False)
+    assert done["skipped"] == saved and done["ran"] == 4 - saved and done["failed"] == 0
+    assert query(out, "select count(distinct point_id) from results where status = 'ok'")[1][0][0] == 4
