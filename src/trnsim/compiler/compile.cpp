@@ -11,6 +11,7 @@
 #include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/decompose.h"
 #include "trnsim/compiler/fuse_attention.h"
+#include "trnsim/compiler/fuse_gelu.h"
 #include "trnsim/compiler/fusion.h"
 #include "trnsim/compiler/lower_attention.h"
 #include "trnsim/compiler/lower_context.h"
@@ -18,6 +19,7 @@
 #include "trnsim/compiler/lower_matmul.h"
 #include "trnsim/compiler/lower_norm.h"
 #include "trnsim/compiler/memory_plan.h"
+#include "trnsim/compiler/sbuf_placement.h"
 #include "trnsim/compiler/shape_inference.h"
 
 namespace trnsim::compiler {
@@ -134,9 +136,11 @@ CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& o
       throw ConfigError(fmt::format("--cores {}: {} has {} NeuronCores", opt.cores, chip.name, chip.neuron_cores));
     const int cores = opt.cores == 0 ? chip.neuron_cores : opt.cores;
     if (opt.fuse) run("attention-fusion", true, [&] { fuse_attention(g); });
+    if (opt.fuse) run("gelu-fusion", true, [&] { fuse_gelu(g); });
     if (opt.fuse) run("fusion", true, [&] { fuse_epilogues(g); });
     run("dead-code", true, [&] { eliminate_dead_code(g); });
     run("core-split", true, [&] { split_across_cores(g, cores); });
+    run("sbuf-placement", true, [&] { place_sbuf_halves(g); });
     run("memory-planning", true, [&] { cm.hbm = plan_hbm(g, chip); });
     run("lowering", true, [&] {
       for (const auto& n : g.nodes) cm.segments.push_back(lower_node(g, n, chip, opt.policy));

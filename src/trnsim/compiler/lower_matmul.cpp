@@ -22,6 +22,10 @@ namespace {
 constexpr int64_t kTileN = 512;          // one PSUM bank of fp32: a matmul's moving width
 constexpr int64_t kMaxBlockBytes = 4096; // per partition per weight DMA: where DMA saturates
 constexpr int64_t kRawCols = 1024;       // row-major A: columns per load (4 KiB of fp32)
+// DMA queues by role. One transfer of 128 partitions already spans all 16 DMA engines, so a
+// few queues keep the core's DMA bandwidth busy while their fixed costs overlap; operands
+// on queues of their own arrive in the order TensorE needs them instead of all at once.
+constexpr int kQueueA = 0, kQueueOperand = 1, kQueueB = 2, kQueuesB = 3, kQueueStore = 5, kQueuesStore = 2;
 
 // A one-view plan over `v` (shape batch + [x, y]) with rows along axis x or y.
 TilePlan plan2(const SView& v, const Shape& batch, bool swap) {
@@ -83,7 +87,9 @@ struct Budget {
 Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t max_cols, int64_t row_tiles) {
   Budget b;
   const int64_t eb = numerics::info(j.dtype).bits / 8;
-  const int64_t free = kb.sbuf_free_bytes_per_partition();
+  // Half of SBUF at most: the other half belongs to the neighbouring node (sbuf_placement.h).
+  const int64_t half = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value()) / 2;
+  const int64_t free = std::min(kb.sbuf_free_bytes_per_partition(), half);
   const int64_t f32_rings = 2 + (j.epilogue.empty() ? 0 : 4);  // res (+ operand, tmp)
   // Weight block: 2 x ks tiles of block_n columns; result rings: f32_rings x block_n x 4.
   const int64_t for_b = free * 5 / 10, for_a = free * 3 / 10;
@@ -110,7 +116,15 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
   const int64_t nks = static_cast<int64_t>(ks.size());
   const std::vector<Piece> pieces = make_pieces(ctx, j);
 
+  const bool upper = ctx.n.i("sbuf_upper", 0) != 0;
   auto run = [&](int64_t first, int64_t last) {
+    // The upper half of SBUF: a placeholder holds the lower half for the kernel's lifetime.
+    std::optional<kernels::TileScope> lower_half;
+    if (upper) {
+      lower_half.emplace(kb);
+      const int64_t half = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value()) / 2;
+      lower_half->sbuf({128, half / 4}, DType::F32, ctx.n.name + ".lower_half");
+    }
     int64_t max_cols = 0, rows_here = 0;
     for (int64_t pi = first; pi < last; ++pi) {
       max_cols = std::max(max_cols, pieces[static_cast<size_t>(pi)].cols.size);
@@ -118,6 +132,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     }
     const Budget bud = plan_budget(kb, j, nks, max_cols, rows_here);
     const int64_t bn = bud.block_n;
+    int64_t nb_loads = 0, n_stores = 0;
     const int st_depth = static_cast<int>(bud.cache ? nks * (bud.group + 1) : 2);
     TileRing st(kb, isa::Space::SBUF, {128, 128}, j.dtype, st_depth, ctx.n.name + ".stationary");
     TileRing araw(kb, isa::Space::SBUF, {128, std::min(kRawCols, j.k)}, DType::F32, 2, ctx.n.name + ".a");
@@ -138,14 +153,14 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       if (!a_rows) {
         for (const Span& kt : ks) {
           View s = kernels::corner(st.next(), kt.size, mt.size);
-          kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt));
+          kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt), {.queue = kQueueA});
           out.push_back(s);
         }
         return;
       }
       for (const Span& chunk : kernels::split(j.k, kRawCols)) {
         View a = kernels::corner(araw.next(), mt.size, chunk.size);
-        kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, chunk));
+        kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, chunk), {.queue = kQueueA});
         for (const Span& kt : kernels::split(chunk.size, 128)) {
           View t = kernels::corner(tp.next(), kt.size, mt.size);
           kb.transpose(t, a.slice({{0, mt.size}, {kt.begin, kt.end()}}));
@@ -160,11 +175,11 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     auto stationary_one = [&](int64_t bi, Span mt, Span kt) {
       View s = kernels::corner(st.next(), kt.size, mt.size);
       if (!a_rows) {
-        kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt));
+        kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt), {.queue = kQueueA});
         return s;
       }
       View a = kernels::corner(araw.next(), mt.size, kt.size);
-      kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, kt));
+      kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, kt), {.queue = kQueueA});
       View t = kernels::corner(tp.next(), kt.size, mt.size);
       kb.transpose(t, a);
       kb.copy(s, t);
@@ -187,14 +202,14 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
         std::vector<View> block;  // B[kt, cb] for every K tile: one DMA each
         for (const Span& kt : ks) {
           View m = kernels::corner(mv.next(), kt.size, cb.size);
-          kb.load(m, ctx.view(j.b, pb, 0, bi, kt, cb));
+          kb.load(m, ctx.view(j.b, pb, 0, bi, kt, cb), {.queue = kQueueB + static_cast<int>(nb_loads++ % kQueuesB)});
           block.push_back(m);
         }
         std::vector<View> shared(j.epilogue.size());  // row-broadcast operands: once per block
         for (size_t e = 0; e < j.epilogue.size(); ++e)
           if (!j.epilogue[e].first.operand.empty() && pe[e].row_stride[0] == 0) {
             shared[e] = kernels::corner(opr->next(), std::min<int64_t>(128, j.m), cb.size);
-            kb.load(shared[e], ctx.view(j.epilogue[e].second, pe[e], 0, bi, {0, shared[e].partitions()}, cb));
+            kb.load(shared[e], ctx.view(j.epilogue[e].second, pe[e], 0, bi, {0, shared[e].partitions()}, cb), {.queue = kQueueOperand});
           }
         for (int64_t r = g0; r < g1; ++r) {
           const Span mt = pieces[static_cast<size_t>(r)].mt;
@@ -218,12 +233,12 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
               o = kernels::corner(shared[e], mt.size, cb.size);
             } else {
               o = kernels::corner(opr->next(), mt.size, cb.size);
-              kb.load(o, ctx.view(j.epilogue[e].second, pe[e], 0, bi, mt, cb));
+              kb.load(o, ctx.view(j.epilogue[e].second, pe[e], 0, bi, mt, cb), {.queue = kQueueOperand});
             }
             if (ep.operand_first) apply_elementwise(kb, ctx.n, ep.op, out, o, &out, nullptr, t, false);
             else apply_elementwise(kb, ctx.n, ep.op, out, out, &o, nullptr, t, false);
           }
-          kb.store(ctx.view(j.out, po, 0, bi, mt, cb), out);
+          kb.store(ctx.view(j.out, po, 0, bi, mt, cb), out, {.queue = kQueueStore + static_cast<int>(n_stores++ % kQueuesStore)});
         }
       }
       g0 = g1;
