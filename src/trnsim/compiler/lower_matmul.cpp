@@ -25,7 +25,7 @@ constexpr int64_t kRawCols = 1024;       // row-major A: columns per load (4 KiB
 // DMA queues by role. One transfer of 128 partitions already spans all 16 DMA engines, so a
 // few queues keep the core's DMA bandwidth busy while their fixed costs overlap; operands
 // on queues of their own arrive in the order TensorE needs them instead of all at once.
-constexpr int kQueueA = 0, kQueueOperand = 1, kQueueB = 2, kQueuesB = 3, kQueueStore = 5, kQueuesStore = 2;
+constexpr int kQueueA = 0, kQueueOperand = 1, kQueueB = 2, kQueuesB = 4, kQueueStore = 6, kQueuesStore = 4;
 
 // A one-view plan over `v` (shape batch + [x, y]) with rows along axis x or y.
 TilePlan plan2(const SView& v, const Shape& batch, bool swap) {
@@ -46,7 +46,7 @@ struct MatmulJob {
   SView a, b, out;                     // batch+[M,K], batch+[K,N], batch+[M,N]
   std::vector<std::pair<Epilogue, SView>> epilogue;  // operand views over batch+[M,N]
   DType dtype = DType::F32;
-  bool b_const = false;                // B is a weight: split its columns across cores
+  bool b_per_batch = false;            // B is the same for every batch index (a weight)
 };
 
 // One unit of work shared out to the cores: a batch index, a row tile, a column range. Every
@@ -57,15 +57,24 @@ struct Piece {
 };
 
 // Pieces ordered (batch, column range, row tile), so that a core's contiguous share holds row
-// tiles of the same columns: each core streams its columns of B once. Columns are split across
-// cores when rows are too few to share, or when B is a weight (weights dominate the traffic).
+// tiles of the same columns. The cores split rows and columns two-dimensionally: with c column
+// ranges each core reads its row tiles of A and 1/c of B, and c is chosen to minimise those
+// bytes per core (all rows per core and 1/cores of B for a weight-streaming matmul at small M;
+// rows only when A outweighs B).
 std::vector<Piece> make_pieces(const LowerCtx& ctx, const MatmulJob& j) {
   const int64_t nb = numel(j.batch);
   const auto mtiles = kernels::split(j.m, 128);
   const int64_t row_units = nb * static_cast<int64_t>(mtiles.size());
+  const double a_tile = 128.0 * static_cast<double>(j.k) * 4;  // one row tile of A (fp32)
+  const double b_bytes = static_cast<double>(j.k * j.n) * numerics::info(j.dtype).bits / 8 * (j.b_per_batch ? 1 : nb);
   int64_t parts = 1;
-  if (row_units < ctx.cores || (j.b_const && nb == 1))
-    parts = column_parts(row_units < ctx.cores ? row_units : 1, j.n, kMinColsPerCore, ctx.cores);
+  double best = -1;
+  for (int64_t c = 1; c <= ctx.cores; ++c) {
+    if (c > 1 && j.n / c < kMinColsPerCore) break;
+    const double per_core = a_tile * static_cast<double>((row_units * c + ctx.cores - 1) / ctx.cores) +
+                            b_bytes / static_cast<double>(c * (j.b_per_batch ? 1 : nb));
+    if (best < 0 || per_core < best * 0.999) best = per_core, parts = c;
+  }
   std::vector<Piece> pieces;
   for (int64_t bi = 0; bi < nb; ++bi)
     for (int64_t p = 0; p < parts; ++p) {
@@ -261,7 +270,7 @@ void lower_matmul(LowerCtx& ctx) {
   j.n = bs.back();
   j.batch = broadcast_shapes(Shape(as.begin(), as.end() - 2), Shape(bs.begin(), bs.end() - 2), n.name);
   j.dtype = ctx.matmul_dtype;
-  j.b_const = g.is_const(n.inputs[1]);
+  j.b_per_batch = bs.size() <= 2 || numel(Shape(bs.begin(), bs.end() - 2)) == 1;  // B in HBM vs A (fp32)
   Shape full = j.batch;
   full.push_back(j.m);
   full.push_back(j.n);

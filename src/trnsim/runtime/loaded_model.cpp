@@ -11,10 +11,10 @@
 
 namespace trnsim::runtime {
 
-LoadedModel::LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpec& chip) : model_(model), chip_(chip) {
+LoadedModel::LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpec& chip, bool overlap) : model_(model), chip_(chip) {
   for (const auto& [name, t] : model.graph.tensors)
     if (t.is_const()) constants_[name] = std::vector<float>(t.data->begin(), t.data->end());
-  linked_ = link_segments(model);
+  linked_ = link_segments(model, overlap);
   for (size_t si : linked_.kernel_segment) {
     const isa::Program& p = model.segments[si].program;
     KernelFacts f;

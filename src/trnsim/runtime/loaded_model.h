@@ -66,7 +66,8 @@ struct RunOutput {
 
 class LoadedModel {
  public:
-  LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpec& chip);
+  // overlap=false: each kernel strictly after the previous one (no early weight loads).
+  LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpec& chip, bool overlap = true);
   // Inputs by graph input name, row-major fp32 (integers as their values). Missing or
   // wrongly sized inputs are a ShapeError naming the input (functional mode).
   RunOutput run(const std::map<std::string, std::vector<float>>& inputs, core::Mode mode,

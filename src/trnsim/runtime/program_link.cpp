@@ -84,7 +84,7 @@ size_t LinkedModel::kernel_of(uint16_t core, isa::Engine e, uint16_t queue, uint
   return static_cast<size_t>(it - starts.begin()) - 1;
 }
 
-LinkedModel link_segments(const compiler::CompiledModel& cm) {
+LinkedModel link_segments(const compiler::CompiledModel& cm, bool prefetch) {
   LinkedModel lm;
   isa::Program& P = lm.program;
   P.name = "model";
@@ -151,7 +151,7 @@ LinkedModel link_segments(const compiler::CompiledModel& cm) {
       ++streams;
       size_t i = 0;
       // Leading loads of constants into SBUF the previous kernel leaves alone: released early.
-      if (dma && prev_barrier >= 0)
+      if (prefetch && dma && prev_barrier >= 0)
         for (; i < src.size(); ++i) {
           const auto* d = std::get_if<isa::Dma>(&src[i].op);
           if (!d || d->indirect || src[i].sync.num_waits > 0 || d->src.space != isa::Space::HBM ||
@@ -195,12 +195,15 @@ LinkedModel link_segments(const compiler::CompiledModel& cm) {
     prev_streams = streams;
     prev_fp = sbuf_footprint(p);
   }
-  // Streams a kernel did not use still need its start, for kernel_of.
-  for (auto& [key, starts] : lm.stream_starts) {
-    (void)key;
-    uint32_t last = starts.empty() ? 0 : starts.back();
-    starts.resize(lm.kernel_segment.size(), last);
-  }
+  // Kernels after a stream's last user start at its end (kernel_of needs every start).
+  for (size_t c = 0; c < P.cores.size(); ++c)
+    for (uint32_t s = 0; s < isa::kComputeEngines + queues; ++s) {
+      const bool dma = s >= static_cast<uint32_t>(isa::kComputeEngines);
+      const auto& stream = dma ? P.cores[c].dma_queues[s - isa::kComputeEngines] : P.cores[c].engines[s];
+      auto& starts = lm.stream_starts[lm.stream_key(static_cast<uint16_t>(c), dma ? isa::Engine::Dma : static_cast<isa::Engine>(s),
+                                                    static_cast<uint16_t>(dma ? s - isa::kComputeEngines : 0))];
+      starts.resize(lm.kernel_segment.size(), static_cast<uint32_t>(stream.size()));
+    }
   return lm;
 }
 

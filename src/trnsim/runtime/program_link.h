@@ -35,6 +35,8 @@ struct LinkedModel {
   size_t kernel_of(uint16_t core, isa::Engine e, uint16_t queue, uint32_t index) const;
 };
 
-LinkedModel link_segments(const compiler::CompiledModel& cm);
+// prefetch=false: no early loads, every node strictly after the previous one (a caller that
+// schedules the kernels itself, as the tensor-parallel runtime does).
+LinkedModel link_segments(const compiler::CompiledModel& cm, bool prefetch = true);
 
 }  // namespace trnsim::runtime
