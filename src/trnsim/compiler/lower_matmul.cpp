@@ -91,6 +91,7 @@ struct Budget {
   int64_t block_n = kTileN;  // columns of B per block (a multiple of 512, or all of N)
   int64_t group = 1;         // row tiles whose A^T stays resident
   bool cache = true;         // A^T cached (false: K too deep, reloaded per use)
+  bool stream_b = false;     // K too deep for a double-buffered block: B tiles loaded per use
 };
 
 Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t max_cols, int64_t row_tiles) {
@@ -105,6 +106,8 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   int64_t bn = std::min<int64_t>(kMaxBlockBytes / eb, for_b / (2 * ks * eb + f32_rings * 4));
   bn = std::max<int64_t>(kTileN, bn / kTileN * kTileN);
   b.block_n = std::min(bn, max_cols);
+  b.stream_b = 2 * ks * std::min<int64_t>(kTileN, max_cols) * eb > for_b;
+  if (b.stream_b) b.block_n = std::min(kTileN, max_cols);
   const int64_t per_row_tile = ks * 128 * eb;
   const int64_t raw = 2 * std::min<int64_t>(kRawCols, j.k) * 4;
   b.cache = 2 * per_row_tile + raw <= for_a;
@@ -146,7 +149,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     TileRing st(kb, isa::Space::SBUF, {128, 128}, j.dtype, st_depth, ctx.n.name + ".stationary");
     TileRing araw(kb, isa::Space::SBUF, {128, std::min(kRawCols, j.k)}, DType::F32, 2, ctx.n.name + ".a");
     TileRing tp(kb, isa::Space::PSUM, {128, 128}, DType::F32, 2, ctx.n.name + ".aT");
-    TileRing mv(kb, isa::Space::SBUF, {128, bn}, j.dtype, static_cast<int>(2 * nks), ctx.n.name + ".moving");
+    TileRing mv(kb, isa::Space::SBUF, {128, bn}, j.dtype, bud.stream_b ? 4 : static_cast<int>(2 * nks), ctx.n.name + ".moving");
     TileRing acc(kb, isa::Space::PSUM, {128, std::min(j.n, kTileN)}, DType::F32, 4, ctx.n.name + ".acc");
     TileRing res(kb, isa::Space::SBUF, {128, bn}, DType::F32, 2, ctx.n.name + ".result");
     std::optional<TileRing> opr, tmp;
@@ -209,11 +212,13 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       for (const Span& cbl : kernels::split(head.cols.size, bn)) {
         const Span cb{head.cols.begin + cbl.begin, cbl.size};
         std::vector<View> block;  // B[kt, cb] for every K tile: one DMA each
-        for (const Span& kt : ks) {
-          View m = kernels::corner(mv.next(), kt.size, cb.size);
-          kb.load(m, ctx.view(j.b, pb, 0, bi, kt, cb), {.queue = kQueueB + static_cast<int>(nb_loads++ % kQueuesB)});
-          block.push_back(m);
-        }
+        auto load_b = [&](const Span& kt, const Span& cols) {
+          View m = kernels::corner(mv.next(), kt.size, cols.size);
+          kb.load(m, ctx.view(j.b, pb, 0, bi, kt, cols), {.queue = kQueueB + static_cast<int>(nb_loads++ % kQueuesB)});
+          return m;
+        };
+        if (!bud.stream_b)
+          for (const Span& kt : ks) block.push_back(load_b(kt, cb));
         std::vector<View> shared(j.epilogue.size());  // row-broadcast operands: once per block
         for (size_t e = 0; e < j.epilogue.size(); ++e)
           if (!j.epilogue[e].first.operand.empty() && pe[e].row_stride[0] == 0) {
@@ -226,7 +231,9 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
           for (const Span& s : kernels::split(cb.size, kTileN)) {
             View ps = kernels::corner(acc.next(), mt.size, s.size);
             for (int64_t ki = 0; ki < nks; ++ki)
-              kb.matmul(ps, bud.cache ? cached[static_cast<size_t>(r - g0)][static_cast<size_t>(ki)] : stationary_one(bi, mt, ks[static_cast<size_t>(ki)]), block[static_cast<size_t>(ki)].slice({{0, ks[static_cast<size_t>(ki)].size}, {s.begin, s.end()}}),
+              kb.matmul(ps, bud.cache ? cached[static_cast<size_t>(r - g0)][static_cast<size_t>(ki)] : stationary_one(bi, mt, ks[static_cast<size_t>(ki)]),
+                        bud.stream_b ? load_b(ks[static_cast<size_t>(ki)], {cb.begin + s.begin, s.size})
+                                     : block[static_cast<size_t>(ki)].slice({{0, ks[static_cast<size_t>(ki)].size}, {s.begin, s.end()}}),
                         ki == 0, ki + 1 == nks);
             kb.activation(out.slice({{0, mt.size}, {s.begin, s.end()}}), ps, ActFunc::Copy);  // ScalarE evacuates PSUM
           }
