@@ -61,6 +61,10 @@ def _encoder_config(name: str):
                                 num_attention_heads=16, intermediate_size=4096, hidden_act="gelu",
                                 max_position_embeddings=514, type_vocab_size=1,
                                 pad_token_id=1, **common)
+    if name == "bert-base-uncased":  # bert-base-uncased/config.json (benchmarks, not calibrated)
+        return tf.BertConfig(vocab_size=30522, hidden_size=768, num_hidden_layers=12,
+                             num_attention_heads=12, intermediate_size=3072, hidden_act="gelu",
+                             max_position_embeddings=512, type_vocab_size=2, **common)
     raise KeyError(name)
 
 
@@ -71,7 +75,8 @@ def _encoder_module(name: str):
     cls = {"albert-base-v2": tf.AlbertForSequenceClassification,
            "distilbert-base-uncased": tf.DistilBertForSequenceClassification,
            "google/electra-base-discriminator": tf.ElectraForSequenceClassification,
-           "roberta-large": tf.RobertaForSequenceClassification}[name]
+           "roberta-large": tf.RobertaForSequenceClassification,
+           "bert-base-uncased": tf.BertForSequenceClassification}[name]
     torch.manual_seed(0)
     model = cls(cfg).eval()
 
@@ -192,6 +197,7 @@ def _vision_module(name: str):
 
 ENCODERS = ("albert-base-v2", "distilbert-base-uncased", "google/electra-base-discriminator",
             "roberta-large")
+EXTRA = ("bert-base-uncased",)  # used by bench/bert_timing.py
 VISION = ("resnet18", "resnet50", "vgg16", "google/vit-base-patch16-224")
 
 
@@ -202,7 +208,7 @@ def onnx_path(name: str) -> Path:
         return path
     import warnings
     torch = _torch()
-    module, inputs, names = (_encoder_module if name in ENCODERS else _vision_module)(name)
+    module, inputs, names = (_encoder_module if name in ENCODERS + EXTRA else _vision_module)(name)
     tmp = path.with_suffix(".tmp")
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")

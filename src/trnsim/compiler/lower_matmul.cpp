@@ -75,12 +75,20 @@ std::vector<Piece> make_pieces(const LowerCtx& ctx, const MatmulJob& j) {
                             b_bytes / static_cast<double>(c * (j.b_per_batch ? 1 : nb));
     if (best < 0 || per_core < best * 0.999) best = per_core, parts = c;
   }
+  // A weight shared by every batch index: its columns outermost, so one core's share (and one
+  // group of resident A^T tiles) spans batch indices and reads each weight block once.
   std::vector<Piece> pieces;
-  for (int64_t bi = 0; bi < nb; ++bi)
-    for (int64_t p = 0; p < parts; ++p) {
-      const int64_t c0 = p * j.n / parts, c1 = (p + 1) * j.n / parts;
-      for (const Span& mt : mtiles) pieces.push_back({bi, mt, {c0, c1 - c0}});
-    }
+  auto add = [&](int64_t bi, int64_t p) {
+    const int64_t c0 = p * j.n / parts, c1 = (p + 1) * j.n / parts;
+    for (const Span& mt : mtiles) pieces.push_back({bi, mt, {c0, c1 - c0}});
+  };
+  if (j.b_per_batch) {
+    for (int64_t p = 0; p < parts; ++p)
+      for (int64_t bi = 0; bi < nb; ++bi) add(bi, p);
+  } else {
+    for (int64_t bi = 0; bi < nb; ++bi)
+      for (int64_t p = 0; p < parts; ++p) add(bi, p);
+  }
   return pieces;
 }
 
@@ -202,13 +210,14 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     for (int64_t g0 = first; g0 < last;) {
       const Piece& head = pieces[static_cast<size_t>(g0)];
       int64_t g1 = g0 + 1;
-      while (g1 < last && g1 - g0 < bud.group && pieces[static_cast<size_t>(g1)].bi == head.bi &&
+      while (g1 < last && g1 - g0 < bud.group && (j.b_per_batch || pieces[static_cast<size_t>(g1)].bi == head.bi) &&
              pieces[static_cast<size_t>(g1)].cols.begin == head.cols.begin)
         ++g1;
       const int64_t bi = head.bi;
       std::vector<std::vector<View>> cached(static_cast<size_t>(g1 - g0));
       if (bud.cache)
-        for (int64_t r = g0; r < g1; ++r) stationary(bi, pieces[static_cast<size_t>(r)].mt, cached[static_cast<size_t>(r - g0)]);
+        for (int64_t r = g0; r < g1; ++r)
+          stationary(pieces[static_cast<size_t>(r)].bi, pieces[static_cast<size_t>(r)].mt, cached[static_cast<size_t>(r - g0)]);
       for (const Span& cbl : kernels::split(head.cols.size, bn)) {
         const Span cb{head.cols.begin + cbl.begin, cbl.size};
         std::vector<View> block;  // B[kt, cb] for every K tile: one DMA each
@@ -221,17 +230,19 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
           for (const Span& kt : ks) block.push_back(load_b(kt, cb));
         std::vector<View> shared(j.epilogue.size());  // row-broadcast operands: once per block
         for (size_t e = 0; e < j.epilogue.size(); ++e)
-          if (!j.epilogue[e].first.operand.empty() && pe[e].row_stride[0] == 0) {
+          if (!j.epilogue[e].first.operand.empty() && pe[e].row_stride[0] == 0 &&
+              std::all_of(pe[e].outer_strides[0].begin(), pe[e].outer_strides[0].end(), [](int64_t x) { return x == 0; })) {
             shared[e] = kernels::corner(opr->next(), std::min<int64_t>(128, j.m), cb.size);
             kb.load(shared[e], ctx.view(j.epilogue[e].second, pe[e], 0, bi, {0, shared[e].partitions()}, cb), {.queue = kQueueOperand});
           }
         for (int64_t r = g0; r < g1; ++r) {
           const Span mt = pieces[static_cast<size_t>(r)].mt;
+          const int64_t rb = pieces[static_cast<size_t>(r)].bi;  // this row tile's batch index
           View out = kernels::corner(res.next(), mt.size, cb.size);
           for (const Span& s : kernels::split(cb.size, kTileN)) {
             View ps = kernels::corner(acc.next(), mt.size, s.size);
             for (int64_t ki = 0; ki < nks; ++ki)
-              kb.matmul(ps, bud.cache ? cached[static_cast<size_t>(r - g0)][static_cast<size_t>(ki)] : stationary_one(bi, mt, ks[static_cast<size_t>(ki)]),
+              kb.matmul(ps, bud.cache ? cached[static_cast<size_t>(r - g0)][static_cast<size_t>(ki)] : stationary_one(rb, mt, ks[static_cast<size_t>(ki)]),
                         bud.stream_b ? load_b(ks[static_cast<size_t>(ki)], {cb.begin + s.begin, s.size})
                                      : block[static_cast<size_t>(ki)].slice({{0, ks[static_cast<size_t>(ki)].size}, {s.begin, s.end()}}),
                         ki == 0, ki + 1 == nks);
@@ -249,12 +260,12 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
               o = kernels::corner(shared[e], mt.size, cb.size);
             } else {
               o = kernels::corner(opr->next(), mt.size, cb.size);
-              kb.load(o, ctx.view(j.epilogue[e].second, pe[e], 0, bi, mt, cb), {.queue = kQueueOperand});
+              kb.load(o, ctx.view(j.epilogue[e].second, pe[e], 0, rb, mt, cb), {.queue = kQueueOperand});
             }
             if (ep.operand_first) apply_elementwise(kb, ctx.n, ep.op, out, o, &out, nullptr, t, false);
             else apply_elementwise(kb, ctx.n, ep.op, out, out, &o, nullptr, t, false);
           }
-          kb.store(ctx.view(j.out, po, 0, bi, mt, cb), out, {.queue = kQueueStore + static_cast<int>(n_stores++ % kQueuesStore)});
+          kb.store(ctx.view(j.out, po, 0, rb, mt, cb), out, {.queue = kQueueStore + static_cast<int>(n_stores++ % kQueuesStore)});
         }
       }
       g0 = g1;
