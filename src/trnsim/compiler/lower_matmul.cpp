@@ -25,7 +25,7 @@ constexpr int64_t kRawCols = 1024;       // row-major A: columns per load (4 KiB
 // DMA queues by role. One transfer of 128 partitions already spans all 16 DMA engines, so a
 // few queues keep the core's DMA bandwidth busy while their fixed costs overlap; operands
 // on queues of their own arrive in the order TensorE needs them instead of all at once.
-constexpr int kQueueA = 0, kQueueOperand = 1, kQueueB = 2, kQueuesB = 4, kQueueStore = 6, kQueuesStore = 4;
+constexpr int kQueueA = 0, kQueuesA = 2, kQueueOperand = 2, kQueueB = 3, kQueuesB = 4, kQueueStore = 7, kQueuesStore = 4;
 
 // A one-view plan over `v` (shape batch + [x, y]) with rows along axis x or y.
 TilePlan plan2(const SView& v, const Shape& batch, bool swap) {
@@ -152,7 +152,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     }
     const Budget bud = plan_budget(kb, j, nks, max_cols, rows_here);
     const int64_t bn = bud.block_n;
-    int64_t nb_loads = 0, n_stores = 0;
+    int64_t na_loads = 0, nb_loads = 0, n_stores = 0, n_evac = 0;
     const int st_depth = static_cast<int>(bud.cache ? nks * (bud.group + 1) : 2);
     TileRing st(kb, isa::Space::SBUF, {128, 128}, j.dtype, st_depth, ctx.n.name + ".stationary");
     TileRing araw(kb, isa::Space::SBUF, {128, std::min(kRawCols, j.k)}, DType::F32, 2, ctx.n.name + ".a");
@@ -173,19 +173,21 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       if (!a_rows) {
         for (const Span& kt : ks) {
           View s = kernels::corner(st.next(), kt.size, mt.size);
-          kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt), {.queue = kQueueA});
+          kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
           out.push_back(s);
         }
         return;
       }
       for (const Span& chunk : kernels::split(j.k, kRawCols)) {
         View a = kernels::corner(araw.next(), mt.size, chunk.size);
-        kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, chunk), {.queue = kQueueA});
+        kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, chunk), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
         for (const Span& kt : kernels::split(chunk.size, 128)) {
           View t = kernels::corner(tp.next(), kt.size, mt.size);
           kb.transpose(t, a.slice({{0, mt.size}, {kt.begin, kt.end()}}));
           View s = kernels::corner(st.next(), kt.size, mt.size);
-          kb.copy(s, t);
+          // Evacuations alternate between VectorE and ScalarE, as the attention kernel's do.
+          if (n_evac++ % 2) kb.activation(s, t, ActFunc::Copy);
+          else kb.copy(s, t);
           out.push_back(s);
         }
       }
@@ -195,11 +197,11 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     auto stationary_one = [&](int64_t bi, Span mt, Span kt) {
       View s = kernels::corner(st.next(), kt.size, mt.size);
       if (!a_rows) {
-        kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt), {.queue = kQueueA});
+        kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
         return s;
       }
       View a = kernels::corner(araw.next(), mt.size, kt.size);
-      kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, kt), {.queue = kQueueA});
+      kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, kt), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
       View t = kernels::corner(tp.next(), kt.size, mt.size);
       kb.transpose(t, a);
       kb.copy(s, t);
