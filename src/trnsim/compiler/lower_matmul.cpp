@@ -232,7 +232,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
           for (const Span& kt : ks) block.push_back(load_b(kt, cb));
         std::vector<View> shared(j.epilogue.size());  // row-broadcast operands: once per block
         for (size_t e = 0; e < j.epilogue.size(); ++e)
-          if (!j.epilogue[e].first.operand.empty() && pe[e].row_stride[0] == 0 &&
+          if (!j.epilogue[e].first.operand.empty() && pe[e].row_stride[0] == 0 && pe[e].col_stride[0] != 0 &&
               std::all_of(pe[e].outer_strides[0].begin(), pe[e].outer_strides[0].end(), [](int64_t x) { return x == 0; })) {
             shared[e] = kernels::corner(opr->next(), std::min<int64_t>(128, j.m), cb.size);
             kb.load(shared[e], ctx.view(j.epilogue[e].second, pe[e], 0, bi, {0, shared[e].partitions()}, cb), {.queue = kQueueOperand});
@@ -260,6 +260,15 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
             View o;
             if (shared[e].buffer() >= 0) {
               o = kernels::corner(shared[e], mt.size, cb.size);
+            } else if (pe[e].col_stride[0] == 0) {
+              // Constant along the row (a conv's per-channel bias): one element per partition,
+              // read back with a zero stride instead of a DMA of 4-byte runs.
+              View one = kernels::corner(opr->next(), mt.size, 1);
+              kb.load(one, ctx.view(j.epilogue[e].second, pe[e], 0, rb, mt, {cb.begin, 1}), {.queue = kQueueOperand});
+              isa::AccessPattern ap = one.ap();
+              ap.ndims = 1;
+              ap.dims[0] = {0, static_cast<int32_t>(cb.size)};
+              o = View(ap, {mt.size, cb.size}, one.buffer());
             } else {
               o = kernels::corner(opr->next(), mt.size, cb.size);
               kb.load(o, ctx.view(j.epilogue[e].second, pe[e], 0, rb, mt, cb), {.queue = kQueueOperand});
