@@ -131,7 +131,8 @@ def test_cli_compile_then_run_saved_program(case):
     c = json.loads(r.stdout)
     assert c["specialized_inputs"] == ["shape"]
     assert [p["name"] for p in c["passes"]][0] == "bind-inputs" and all(p["time_s"] >= 0 for p in c["passes"])
-    assert c["kernels"] >= 4 and c["instructions"] > 0 and c["file_bytes"] > 4 * (32 * 64 + 64 * 48)
+    # MatMul(+bias+Gelu on its evacuation), MatMul, Softmax: the Reshape is an alias.
+    assert c["kernels"] >= 3 and c["instructions"] > 0 and c["file_bytes"] > 4 * (32 * 64 + 64 * 48)
     r = cli("compile", path, "--chip", "trn2", "--dtype", "bf16", "--inputs", npz, "-o", tpg)
     assert r.returncode == 0 and "segments" in r.stdout and "lowering" in r.stdout, r.stderr
     # Runs without compiling again, on the chip it names; its inputs from the same archive.

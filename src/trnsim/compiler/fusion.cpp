@@ -11,7 +11,7 @@ bool epilogue_op(OpKind k) {
   switch (k) {
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Max:
     case OpKind::Min: case OpKind::Relu: case OpKind::Sigmoid: case OpKind::Tanh: case OpKind::Exp:
-    case OpKind::Erf: case OpKind::Sqrt: case OpKind::Neg: case OpKind::Abs: return true;
+    case OpKind::Erf: case OpKind::Sqrt: case OpKind::Neg: case OpKind::Abs: case OpKind::Gelu: return true;
     default: return false;
   }
 }
@@ -35,7 +35,12 @@ void fuse_epilogues(Graph& g) {
       if (it == cons.end() || it->second.size() != 1 || outputs.count(y)) continue;
       Node& c = g.nodes[it->second[0]];
       if (!epilogue_op(c.op) || g.tensor(c.outputs[0]).shape != g.tensor(y).shape) continue;
-      if (c.op == OpKind::Gelu) continue;
+      // GELU's form travels on the MatMul (apply_elementwise reads the node's `approximate`).
+      if (c.op == OpKind::Gelu) {
+        const std::string form = c.s("approximate", "none");
+        if (m.has("approximate") && m.s("approximate", "none") != form) continue;
+        m.attrs["approximate"] = form;
+      }
       Epilogue e{c.op, "", false, c.name};
       if (op_info(c.op).cls == OpClass::Binary) {
         if (c.inputs[0] == c.inputs[1]) continue;

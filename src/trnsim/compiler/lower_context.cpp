@@ -90,6 +90,13 @@ const kernels::Tensor& LowerCtx::hbm_shaped(const std::string& name, std::vector
   return tensors.emplace(name, k).first->second;
 }
 
+const kernels::Tensor& LowerCtx::hbm_const_as(const std::string& name, DType t) {
+  if (auto it = tensors.find(name); it != tensors.end()) return it->second;
+  if (!g.is_const(name)) return hbm(name);
+  reads.push_back(name);
+  return tensors.emplace(name, kb.hbm_input(name, {std::max<int64_t>(1, numel(g.tensor(name).shape))}, t)).first->second;
+}
+
 kernels::Tensor LowerCtx::scratch(const std::string& base, int64_t elements) {
   return kb.hbm_scratch(fmt::format("{}.{}", n.name, base), {std::max<int64_t>(1, elements)}, DType::F32);
 }

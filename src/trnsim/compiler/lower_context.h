@@ -52,6 +52,9 @@ struct LowerCtx {
   const kernels::Tensor& hbm(const std::string& name);
   // The same, declared with a 2-D shape for the library kernels that take [rows, cols].
   const kernels::Tensor& hbm_shaped(const std::string& name, std::vector<int64_t> shape);
+  // A constant (a weight) declared in HBM in `t`, the dtype the kernel reads it as: Neuron
+  // casts matmul weights ahead of time under --auto-cast, so they stream at that width.
+  const kernels::Tensor& hbm_const_as(const std::string& name, DType t);
   kernels::Tensor scratch(const std::string& base, int64_t elements);
   // The [rows of the partition range] x [cols] tile view of `v` for one outer index.
   View view(const SView& v, const TilePlan& p, size_t which, int64_t outer_index, kernels::Span rows,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/core_split.h"
@@ -18,8 +19,13 @@ using kernels::TileRing;
 
 namespace {
 
-constexpr int64_t kTileN = 512;         // one PSUM bank of fp32
-constexpr int64_t kMaxCachedK = 32;     // stationary blocks kept per row tile
+constexpr int64_t kTileN = 512;          // one PSUM bank of fp32: a matmul's moving width
+constexpr int64_t kMaxBlockBytes = 4096; // per partition per weight DMA: where DMA saturates
+constexpr int64_t kRawCols = 1024;       // row-major A: columns per load (4 KiB of fp32)
+// DMA queues by role. One transfer of 128 partitions already spans all 16 DMA engines, so a
+// few queues keep the core's DMA bandwidth busy while their fixed costs overlap; operands
+// on queues of their own arrive in the order TensorE needs them instead of all at once.
+constexpr int kQueueA = 0, kQueuesA = 2, kQueueOperand = 2, kQueueB = 3, kQueuesB = 4, kQueueStore = 7, kQueuesStore = 4;
 
 // A one-view plan over `v` (shape batch + [x, y]) with rows along axis x or y.
 TilePlan plan2(const SView& v, const Shape& batch, bool swap) {
@@ -40,9 +46,83 @@ struct MatmulJob {
   SView a, b, out;                     // batch+[M,K], batch+[K,N], batch+[M,N]
   std::vector<std::pair<Epilogue, SView>> epilogue;  // operand views over batch+[M,N]
   DType dtype = DType::F32;
+  bool b_per_batch = false;            // B is the same for every batch index (a weight)
 };
 
-// Runs the job split across the node's cores.
+// One unit of work shared out to the cores: a batch index, a row tile, a column range. Every
+// piece keeps the whole K reduction, so the result does not depend on the split.
+struct Piece {
+  int64_t bi;
+  Span mt, cols;
+};
+
+// Pieces ordered (batch, column range, row tile), so that a core's contiguous share holds row
+// tiles of the same columns. The cores split rows and columns two-dimensionally: with c column
+// ranges each core reads its row tiles of A and 1/c of B, and c is chosen to minimise those
+// bytes per core (all rows per core and 1/cores of B for a weight-streaming matmul at small M;
+// rows only when A outweighs B).
+std::vector<Piece> make_pieces(const LowerCtx& ctx, const MatmulJob& j) {
+  const int64_t nb = numel(j.batch);
+  const auto mtiles = kernels::split(j.m, 128);
+  const int64_t row_units = nb * static_cast<int64_t>(mtiles.size());
+  const double a_tile = 128.0 * static_cast<double>(j.k) * 4;  // one row tile of A (fp32)
+  const double b_bytes = static_cast<double>(j.k * j.n) * numerics::info(j.dtype).bits / 8 * (j.b_per_batch ? 1 : nb);
+  int64_t parts = 1;
+  double best = -1;
+  for (int64_t c = 1; c <= ctx.cores; ++c) {
+    if (c > 1 && j.n / c < kMinColsPerCore) break;
+    const double per_core = a_tile * static_cast<double>((row_units * c + ctx.cores - 1) / ctx.cores) +
+                            b_bytes / static_cast<double>(c * (j.b_per_batch ? 1 : nb));
+    if (best < 0 || per_core < best * 0.999) best = per_core, parts = c;
+  }
+  // A weight shared by every batch index: its columns outermost, so one core's share (and one
+  // group of resident A^T tiles) spans batch indices and reads each weight block once.
+  std::vector<Piece> pieces;
+  auto add = [&](int64_t bi, int64_t p) {
+    const int64_t c0 = p * j.n / parts, c1 = (p + 1) * j.n / parts;
+    for (const Span& mt : mtiles) pieces.push_back({bi, mt, {c0, c1 - c0}});
+  };
+  if (j.b_per_batch) {
+    for (int64_t p = 0; p < parts; ++p)
+      for (int64_t bi = 0; bi < nb; ++bi) add(bi, p);
+  } else {
+    for (int64_t bi = 0; bi < nb; ++bi)
+      for (int64_t p = 0; p < parts; ++p) add(bi, p);
+  }
+  return pieces;
+}
+
+// SBUF per partition the kernel's rings take, as the NKI matmul sizes them: the stationary
+// cache of A^T (every K tile of a group of row tiles, loaded once), a double-buffered block of
+// B (every K tile of up to 4 KiB of columns, one DMA each), results and epilogue operands.
+struct Budget {
+  int64_t block_n = kTileN;  // columns of B per block (a multiple of 512, or all of N)
+  int64_t group = 1;         // row tiles whose A^T stays resident
+  bool cache = true;         // A^T cached (false: K too deep, reloaded per use)
+  bool stream_b = false;     // K too deep for a double-buffered block: B tiles loaded per use
+};
+
+Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t max_cols, int64_t row_tiles) {
+  Budget b;
+  const int64_t eb = numerics::info(j.dtype).bits / 8;
+  // Half of SBUF at most: the other half belongs to the neighbouring node (sbuf_placement.h).
+  const int64_t half = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value()) / 2;
+  const int64_t free = std::min(kb.sbuf_free_bytes_per_partition(), half);
+  const int64_t f32_rings = 2 + (j.epilogue.empty() ? 0 : 4);  // res (+ operand, tmp)
+  // Weight block: 2 x ks tiles of block_n columns; result rings: f32_rings x block_n x 4.
+  const int64_t for_b = free * 5 / 10, for_a = free * 3 / 10;
+  int64_t bn = std::min<int64_t>(kMaxBlockBytes / eb, for_b / (2 * ks * eb + f32_rings * 4));
+  bn = std::max<int64_t>(kTileN, bn / kTileN * kTileN);
+  b.block_n = std::min(bn, max_cols);
+  b.stream_b = 2 * ks * std::min<int64_t>(kTileN, max_cols) * eb > for_b;
+  if (b.stream_b) b.block_n = std::min(kTileN, max_cols);
+  const int64_t per_row_tile = ks * 128 * eb;
+  const int64_t raw = 2 * std::min<int64_t>(kRawCols, j.k) * 4;
+  b.cache = 2 * per_row_tile + raw <= for_a;
+  b.group = b.cache ? std::clamp<int64_t>((for_a - raw) / per_row_tile - 1, 1, row_tiles) : 1;
+  return b;
+}
+
 void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
   auto& kb = ctx.kb;
   const TilePlan pa_rows = plan2(j.a, j.batch, false);  // [M, K]
@@ -53,91 +133,153 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
   for (const auto& [e, v] : j.epilogue) pe.push_back(v.shape.empty() ? TilePlan{} : plan2(v, j.batch, false));
   const bool a_rows = j.a.strides.back() == 1 && j.m > 1;  // contiguous along K: transpose on chip
   const auto ks = kernels::split(j.k, 128);
-  const bool cache = static_cast<int64_t>(ks.size()) <= kMaxCachedK;
-  const int64_t tn = std::min(j.n, kTileN);
+  const int64_t nks = static_cast<int64_t>(ks.size());
+  const std::vector<Piece> pieces = make_pieces(ctx, j);
 
-  // The pieces of work the node's cores share (core_split.h): (batch, row tile, column range).
-  // Column ranges only when there are fewer row tiles than cores; every piece keeps the whole
-  // K reduction, so the result does not depend on the split.
-  struct Piece {
-    int64_t bi;
-    Span mt, cols;
-  };
-  const int64_t nb = numel(j.batch);
-  const auto mtiles = kernels::split(j.m, 128);
-  const int64_t row_units = nb * static_cast<int64_t>(mtiles.size());
-  int64_t parts = 1;
-  if (row_units < ctx.cores)
-    parts = column_parts(row_units, j.n, kMinColsPerCore, ctx.cores);
-  std::vector<Piece> pieces;
-  for (int64_t bi = 0; bi < nb; ++bi)
-    for (const Span& mt : mtiles)
-      for (int64_t p = 0; p < parts; ++p) {
-        const int64_t c0 = p * j.n / parts, c1 = (p + 1) * j.n / parts;
-        pieces.push_back({bi, mt, {c0, c1 - c0}});
-      }
-
+  const bool upper = ctx.n.i("sbuf_upper", 0) != 0;
   auto run = [&](int64_t first, int64_t last) {
-    TileRing st(kb, isa::Space::SBUF, {128, 128}, j.dtype, cache ? std::max<int>(2, static_cast<int>(ks.size()) + 1) : 2, ctx.n.name + ".stationary");
-    TileRing araw(kb, isa::Space::SBUF, {128, 128}, j.dtype, 2, ctx.n.name + ".a");
+    // The upper half of SBUF: a placeholder holds the lower half for the kernel's lifetime.
+    std::optional<kernels::TileScope> lower_half;
+    if (upper) {
+      lower_half.emplace(kb);
+      const int64_t half = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value()) / 2;
+      lower_half->sbuf({128, half / 4}, DType::F32, ctx.n.name + ".lower_half");
+    }
+    int64_t max_cols = 0, rows_here = 0;
+    for (int64_t pi = first; pi < last; ++pi) {
+      max_cols = std::max(max_cols, pieces[static_cast<size_t>(pi)].cols.size);
+      ++rows_here;
+    }
+    const Budget bud = plan_budget(kb, j, nks, max_cols, rows_here);
+    const int64_t bn = bud.block_n;
+    int64_t na_loads = 0, nb_loads = 0, n_stores = 0, n_evac = 0;
+    const int st_depth = static_cast<int>(bud.cache ? nks * (bud.group + 1) : 2);
+    TileRing st(kb, isa::Space::SBUF, {128, 128}, j.dtype, st_depth, ctx.n.name + ".stationary");
+    TileRing araw(kb, isa::Space::SBUF, {128, std::min(kRawCols, j.k)}, DType::F32, 2, ctx.n.name + ".a");
     TileRing tp(kb, isa::Space::PSUM, {128, 128}, DType::F32, 2, ctx.n.name + ".aT");
-    TileRing mv(kb, isa::Space::SBUF, {128, tn}, j.dtype, 3, ctx.n.name + ".moving");
-    TileRing acc(kb, isa::Space::PSUM, {128, tn}, DType::F32, 2, ctx.n.name + ".acc");
-    TileRing res(kb, isa::Space::SBUF, {128, tn}, DType::F32, 2, ctx.n.name + ".result");
-    TileRing opr(kb, isa::Space::SBUF, {128, tn}, DType::F32, 2, ctx.n.name + ".operand");
-    TileRing tmp(kb, isa::Space::SBUF, {128, tn}, DType::F32, 2, ctx.n.name + ".tmp");
+    TileRing mv(kb, isa::Space::SBUF, {128, bn}, j.dtype, bud.stream_b ? 4 : static_cast<int>(2 * nks), ctx.n.name + ".moving");
+    TileRing acc(kb, isa::Space::PSUM, {128, std::min(j.n, kTileN)}, DType::F32, 4, ctx.n.name + ".acc");
+    TileRing res(kb, isa::Space::SBUF, {128, bn}, DType::F32, 2, ctx.n.name + ".result");
+    std::optional<TileRing> opr, tmp;
+    if (!j.epilogue.empty()) {
+      opr.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32, 2, ctx.n.name + ".operand");
+      tmp.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32, 2, ctx.n.name + ".tmp");
+    }
 
-    auto stationary = [&](int64_t bi, Span mt, Span kt) {
-      View s = kernels::corner(st.next(), kt.size, mt.size);
-      if (a_rows) {
-        View a = kernels::corner(araw.next(), mt.size, kt.size);
-        kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, kt));
-        View t = kernels::corner(tp.next(), kt.size, mt.size);
-        kb.transpose(t, a);
-        kb.copy(s, t);
-      } else {
-        kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt));
+    // A^T tiles of one row tile, all K: row-major A is loaded 1024 columns per DMA and
+    // transposed on TensorE 128 x 128 at a time; otherwise each [K tile, M tile] is loaded.
+    auto stationary = [&](int64_t bi, Span mt, std::vector<View>& out) {
+      out.clear();
+      if (!a_rows) {
+        for (const Span& kt : ks) {
+          View s = kernels::corner(st.next(), kt.size, mt.size);
+          kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
+          out.push_back(s);
+        }
+        return;
       }
+      for (const Span& chunk : kernels::split(j.k, kRawCols)) {
+        View a = kernels::corner(araw.next(), mt.size, chunk.size);
+        kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, chunk), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
+        for (const Span& kt : kernels::split(chunk.size, 128)) {
+          View t = kernels::corner(tp.next(), kt.size, mt.size);
+          kb.transpose(t, a.slice({{0, mt.size}, {kt.begin, kt.end()}}));
+          View s = kernels::corner(st.next(), kt.size, mt.size);
+          // Evacuations alternate between VectorE and ScalarE, as the attention kernel's do.
+          if (n_evac++ % 2) kb.activation(s, t, ActFunc::Copy);
+          else kb.copy(s, t);
+          out.push_back(s);
+        }
+      }
+    };
+
+    // K too deep to keep A^T resident: each [K tile, M tile] is fetched where it is used.
+    auto stationary_one = [&](int64_t bi, Span mt, Span kt) {
+      View s = kernels::corner(st.next(), kt.size, mt.size);
+      if (!a_rows) {
+        kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
+        return s;
+      }
+      View a = kernels::corner(araw.next(), mt.size, kt.size);
+      kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, kt), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
+      View t = kernels::corner(tp.next(), kt.size, mt.size);
+      kb.transpose(t, a);
+      kb.copy(s, t);
       return s;
     };
 
-    std::vector<View> cached;
-    int64_t cached_bi = -1, cached_m = -1;
-    for (int64_t pi = first; pi < last; ++pi) {
-      const Piece& pc = pieces[static_cast<size_t>(pi)];
-      const int64_t bi = pc.bi;
-      const Span mt = pc.mt;
-      if (cache && (bi != cached_bi || mt.begin != cached_m)) {
-        cached.clear();
-        for (const Span& kt : ks) cached.push_back(stationary(bi, mt, kt));
-        cached_bi = bi;
-        cached_m = mt.begin;
-      }
-      for (const Span& ntl : kernels::split(pc.cols.size, tn)) {
-        const Span nt{pc.cols.begin + ntl.begin, ntl.size};
-        View ps = kernels::corner(acc.next(), mt.size, nt.size);
-        for (size_t ki = 0; ki < ks.size(); ++ki) {
-          View s = cache ? cached[ki] : stationary(bi, mt, ks[ki]);
-          View m = kernels::corner(mv.next(), ks[ki].size, nt.size);
-          kb.load(m, ctx.view(j.b, pb, 0, bi, ks[ki], nt));
-          kb.matmul(ps, s, m, ki == 0, ki + 1 == ks.size());
-        }
-        View r = kernels::corner(res.next(), mt.size, nt.size);
-        kb.activation(r, ps, ActFunc::Copy);  // ScalarE evacuates PSUM
-        for (size_t e = 0; e < j.epilogue.size(); ++e) {
-          const Epilogue& ep = j.epilogue[e].first;
-          View t = kernels::corner(tmp.next(), mt.size, nt.size);
-          if (ep.operand.empty()) {
-            apply_elementwise(kb, ctx.n, ep.op, r, r, nullptr, nullptr, t, false);
-            continue;
+    // One group: consecutive pieces of the same batch index and columns, at most bud.group.
+    for (int64_t g0 = first; g0 < last;) {
+      const Piece& head = pieces[static_cast<size_t>(g0)];
+      int64_t g1 = g0 + 1;
+      while (g1 < last && g1 - g0 < bud.group && (j.b_per_batch || pieces[static_cast<size_t>(g1)].bi == head.bi) &&
+             pieces[static_cast<size_t>(g1)].cols.begin == head.cols.begin)
+        ++g1;
+      const int64_t bi = head.bi;
+      std::vector<std::vector<View>> cached(static_cast<size_t>(g1 - g0));
+      if (bud.cache)
+        for (int64_t r = g0; r < g1; ++r)
+          stationary(pieces[static_cast<size_t>(r)].bi, pieces[static_cast<size_t>(r)].mt, cached[static_cast<size_t>(r - g0)]);
+      for (const Span& cbl : kernels::split(head.cols.size, bn)) {
+        const Span cb{head.cols.begin + cbl.begin, cbl.size};
+        std::vector<View> block;  // B[kt, cb] for every K tile: one DMA each
+        auto load_b = [&](const Span& kt, const Span& cols) {
+          View m = kernels::corner(mv.next(), kt.size, cols.size);
+          kb.load(m, ctx.view(j.b, pb, 0, bi, kt, cols), {.queue = kQueueB + static_cast<int>(nb_loads++ % kQueuesB)});
+          return m;
+        };
+        if (!bud.stream_b)
+          for (const Span& kt : ks) block.push_back(load_b(kt, cb));
+        std::vector<View> shared(j.epilogue.size());  // row-broadcast operands: once per block
+        for (size_t e = 0; e < j.epilogue.size(); ++e)
+          if (!j.epilogue[e].first.operand.empty() && pe[e].row_stride[0] == 0 && pe[e].col_stride[0] != 0 &&
+              std::all_of(pe[e].outer_strides[0].begin(), pe[e].outer_strides[0].end(), [](int64_t x) { return x == 0; })) {
+            shared[e] = kernels::corner(opr->next(), std::min<int64_t>(128, j.m), cb.size);
+            kb.load(shared[e], ctx.view(j.epilogue[e].second, pe[e], 0, bi, {0, shared[e].partitions()}, cb), {.queue = kQueueOperand});
           }
-          View o = kernels::corner(opr.next(), mt.size, nt.size);
-          kb.load(o, ctx.view(j.epilogue[e].second, pe[e], 0, bi, mt, nt));
-          if (ep.operand_first) apply_elementwise(kb, ctx.n, ep.op, r, o, &r, nullptr, t, false);
-          else apply_elementwise(kb, ctx.n, ep.op, r, r, &o, nullptr, t, false);
+        for (int64_t r = g0; r < g1; ++r) {
+          const Span mt = pieces[static_cast<size_t>(r)].mt;
+          const int64_t rb = pieces[static_cast<size_t>(r)].bi;  // this row tile's batch index
+          View out = kernels::corner(res.next(), mt.size, cb.size);
+          for (const Span& s : kernels::split(cb.size, kTileN)) {
+            View ps = kernels::corner(acc.next(), mt.size, s.size);
+            for (int64_t ki = 0; ki < nks; ++ki)
+              kb.matmul(ps, bud.cache ? cached[static_cast<size_t>(r - g0)][static_cast<size_t>(ki)] : stationary_one(rb, mt, ks[static_cast<size_t>(ki)]),
+                        bud.stream_b ? load_b(ks[static_cast<size_t>(ki)], {cb.begin + s.begin, s.size})
+                                     : block[static_cast<size_t>(ki)].slice({{0, ks[static_cast<size_t>(ki)].size}, {s.begin, s.end()}}),
+                        ki == 0, ki + 1 == nks);
+            kb.activation(out.slice({{0, mt.size}, {s.begin, s.end()}}), ps, ActFunc::Copy);  // ScalarE evacuates PSUM
+          }
+          for (size_t e = 0; e < j.epilogue.size(); ++e) {
+            const Epilogue& ep = j.epilogue[e].first;
+            View t = kernels::corner(tmp->next(), mt.size, cb.size);
+            if (ep.operand.empty()) {
+              apply_elementwise(kb, ctx.n, ep.op, out, out, nullptr, nullptr, t, false);
+              continue;
+            }
+            View o;
+            if (shared[e].buffer() >= 0) {
+              o = kernels::corner(shared[e], mt.size, cb.size);
+            } else if (pe[e].col_stride[0] == 0) {
+              // Constant along the row (a conv's per-channel bias): one element per partition,
+              // read back with a zero stride instead of a DMA of 4-byte runs.
+              View one = kernels::corner(opr->next(), mt.size, 1);
+              kb.load(one, ctx.view(j.epilogue[e].second, pe[e], 0, rb, mt, {cb.begin, 1}), {.queue = kQueueOperand});
+              isa::AccessPattern ap = one.ap();
+              ap.ndims = 1;
+              ap.dims[0] = {0, static_cast<int32_t>(cb.size)};
+              o = View(ap, {mt.size, cb.size}, one.buffer());
+            } else {
+              o = kernels::corner(opr->next(), mt.size, cb.size);
+              kb.load(o, ctx.view(j.epilogue[e].second, pe[e], 0, rb, mt, cb), {.queue = kQueueOperand});
+            }
+            if (ep.operand_first) apply_elementwise(kb, ctx.n, ep.op, out, o, &out, nullptr, t, false);
+            else apply_elementwise(kb, ctx.n, ep.op, out, out, &o, nullptr, t, false);
+          }
+          kb.store(ctx.view(j.out, po, 0, rb, mt, cb), out, {.queue = kQueueStore + static_cast<int>(n_stores++ % kQueuesStore)});
         }
-        kb.store(ctx.view(j.out, po, 0, bi, mt, nt), r);
       }
+      g0 = g1;
     }
   };
   for_each_core_share(ctx, static_cast<int64_t>(pieces.size()), run);
@@ -157,6 +299,7 @@ void lower_matmul(LowerCtx& ctx) {
   j.n = bs.back();
   j.batch = broadcast_shapes(Shape(as.begin(), as.end() - 2), Shape(bs.begin(), bs.end() - 2), n.name);
   j.dtype = ctx.matmul_dtype;
+  j.b_per_batch = bs.size() <= 2 || numel(Shape(bs.begin(), bs.end() - 2)) == 1;  // B in HBM vs A (fp32)
   Shape full = j.batch;
   full.push_back(j.m);
   full.push_back(j.n);
@@ -174,6 +317,9 @@ void lower_matmul(LowerCtx& ctx) {
     j.epilogue.emplace_back(e, v);
   }
   if (numel(full) == 0) return;
+  // Weights are held in HBM at the TensorE operand width (cast once, at compile time).
+  for (const std::string& w : {n.inputs[0], n.inputs[1]})
+    if (g.is_const(w) && numerics::info(j.dtype).bits < 32) ctx.hbm_const_as(w, j.dtype);
   if (j.k == 0) throw UnsupportedError(fmt::format("unsupported: op MatMul (empty contraction) at node '{}'", n.name));
   matmul_kernel(ctx, j);
 }

@@ -8,8 +8,10 @@
 #include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/decompose.h"
 #include "trnsim/compiler/fuse_attention.h"
+#include "trnsim/compiler/fuse_gelu.h"
 #include "trnsim/compiler/fusion.h"
 #include "trnsim/compiler/memory_plan.h"
+#include "trnsim/compiler/sbuf_placement.h"
 #include "trnsim/compiler/shape_inference.h"
 
 namespace trnsim::compiler {
@@ -21,9 +23,11 @@ const std::vector<Pass>& compiler_passes() {
       {"constant-folding", true, [](PassState& s) { fold_constants(s.g); eliminate_dead_code(s.g); }},
       {"decomposition", true, [](PassState& s) { decompose(s.g); }},
       {"attention-fusion", true, [](PassState& s) { fuse_attention(s.g); }},
+      {"gelu-fusion", true, [](PassState& s) { fuse_gelu(s.g); }},
       {"fusion", true, [](PassState& s) { fuse_epilogues(s.g); }},
       {"dead-code", true, [](PassState& s) { eliminate_dead_code(s.g); }},
       {"core-split", true, [](PassState& s) { split_across_cores(s.g, s.cores); }},
+      {"sbuf-placement", true, [](PassState& s) { place_sbuf_halves(s.g); }},
       {"memory-planning", true, [](PassState& s) { s.model->hbm = plan_hbm(s.g, *s.chip); }},
       {"lowering", true, [](PassState& s) {
          for (const auto& n : s.g.nodes) s.model->segments.push_back(lower_node(s.g, n, *s.chip, s.opt.policy));

@@ -3,7 +3,8 @@
 // IR dump for --dump-ir. The compile pipeline, the tensor-parallel preparation and the
 // per-shard passes of the tensor-parallel split are lists of these names.
 //   bind-inputs, shape-inference, constant-folding (+ dead code), decomposition,
-//   attention-fusion, fusion, dead-code, core-split, memory-planning, lowering
+//   attention-fusion, gelu-fusion, fusion, dead-code, core-split, sbuf-placement,
+//   memory-planning, lowering
 #pragma once
 #include <string>
 #include <string_view>

@@ -206,6 +206,7 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
     // Query tiles go in groups whose block steps interleave: each tile's steps form a serial
     // chain (the running max), so interleaving independent chains keeps all engines busy.
     const auto q_tiles = split(n.sq, kQTile);
+    const bool one_block = n.sk <= kKvBlock;
     for (size_t g0 = 0; g0 < q_tiles.size(); g0 += group_size) {
       std::vector<QueryTile> group;
       for (size_t i = g0; i < std::min(q_tiles.size(), g0 + group_size); ++i) {
@@ -220,9 +221,11 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
         kb.copy(t.qT, qps);
         t.stats = st_ring.next();
         t.acc = corner(acc_ring.next(), p, n.d);
-        kb.memset(t.stat(kMax0), -std::numeric_limits<float>::infinity());
-        kb.memset(t.stat(kSum0), 0.0f);
-        kb.memset(t.acc, 0.0f);
+        if (!one_block) {
+          kb.memset(t.stat(kMax0), -std::numeric_limits<float>::infinity());
+          kb.memset(t.stat(kSum0), 0.0f);
+          kb.memset(t.acc, 0.0f);
+        }
         group.push_back(t);
       }
       // Software-pipelined over the group: every tile's scores and softmax first (phase A),
@@ -256,11 +259,19 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
           View m = t.stat(kMax0 + t.cur), l = t.stat(kSum0 + t.cur);
           View mn = t.stat(kMax0 + nxt), ln = t.stat(kSum0 + nxt);
           kb.reduce(t.stat(kBlockMax), scores, AluOp::Max);
+          View rowsum = t.stat(kRowSum);
+          if (one_block) {
+            // One key block: no running max to merge (the general steps would compute
+            // alpha = 0, sum = rowsum, acc = P V exactly): -max * scale, exp with its row sum.
+            kb.tensor_scalar(t.stat(kNegMax), t.stat(kBlockMax), AluOp::Mul, -exp_scale);
+            t.p = corner(p_ring.next(), p, blk.size);
+            kb.activation(t.p, scores, ActFunc::Exp, exp_scale, t.stat(kNegMax), &rowsum);
+            continue;
+          }
           kb.tensor_scalar(mn, t.stat(kBlockMax), AluOp::Mul, exp_scale, AluOp::Max, m);
           kb.tensor_scalar(t.stat(kNegMax), mn, AluOp::Mul, -1.0f);
           kb.activation(t.stat(kAlpha), m, ActFunc::Exp, 1.0f, t.stat(kNegMax));
           t.p = corner(p_ring.next(), p, blk.size);
-          View rowsum = t.stat(kRowSum);
           kb.activation(t.p, scores, ActFunc::Exp, exp_scale, t.stat(kNegMax), &rowsum);
           kb.tensor_scalar(ln, l, AluOp::Mul, t.stat(kAlpha), AluOp::Add, rowsum);
           t.cur = nxt;
@@ -294,12 +305,16 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
             kb.matmul(pv, t.pT.slice({{0, sub[j].size}, {int64_t(j) * p, int64_t(j + 1) * p}}),
                       vv.slice({{0, sub[j].size}, {tile * n.d, (tile + 1) * n.d}}), j == 0, j + 1 == sub.size());
           }
+          if (one_block) {
+            t.acc = pv;  // normalised straight from PSUM below
+            continue;
+          }
           kb.tensor_scalar(t.acc, t.acc, AluOp::Mul, t.stat(kAlpha));
           kb.tensor_tensor(t.acc, t.acc, pv, AluOp::Add);
         }
       }
       for (QueryTile& t : group) {
-        kb.tensor_scalar(t.stat(kRecip), t.stat(kSum0 + t.cur), AluOp::Div, 1.0f, AluOp::Bypass, 0.0f, true);
+        kb.tensor_scalar(t.stat(kRecip), t.stat(one_block ? kRowSum : kSum0 + t.cur), AluOp::Div, 1.0f, AluOp::Bypass, 0.0f, true);
         View o = corner(o_ring.next(), t.rows.size, n.d);
         kb.tensor_scalar(o, t.acc, AluOp::Mul, t.stat(kRecip));
         kb.store(spec.out.rows(h, t.rows.range(), {0, n.d}), o);

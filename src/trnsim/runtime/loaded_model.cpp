@@ -3,17 +3,31 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include "trnsim/common/error.h"
 
 namespace trnsim::runtime {
 
-using compiler::Segment;
-
-LoadedModel::LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpec& chip) : model_(model), chip_(chip) {
+LoadedModel::LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpec& chip, bool overlap) : model_(model), chip_(chip) {
   for (const auto& [name, t] : model.graph.tensors)
     if (t.is_const()) constants_[name] = std::vector<float>(t.data->begin(), t.data->end());
+  linked_ = link_segments(model, overlap);
+  for (size_t si : linked_.kernel_segment) {
+    const isa::Program& p = model.segments[si].program;
+    KernelFacts f;
+    f.instructions = p.instruction_count();
+    for (const auto& c : p.cores) {
+      for (const auto& ins : c.stream(isa::Engine::Tensor)) f.tensor_flops += isa::op_flops(ins.op);
+      for (const auto& q : c.dma_queues)
+        for (const auto& ins : q)
+          if (const auto* d = std::get_if<isa::Dma>(&ins.op); d && (d->src.space == isa::Space::HBM || d->dst.space == isa::Space::HBM))
+            f.hbm_bytes += static_cast<double>(d->dst.bytes());
+    }
+    facts_.push_back(f);
+  }
 }
 
 RunOutput LoadedModel::run(const std::map<std::string, std::vector<float>>& inputs, core::Mode mode, bool timeline) const {
@@ -25,9 +39,7 @@ RunOutput LoadedModel::run(const std::map<std::string, std::vector<float>>& inpu
   r.mode = functional ? "functional" : "timing";
   r.compile_time_s = model_.compile_time_s;
   r.hbm_plan = model_.hbm;
-  // Values of the tensors computed so far (functional mode); constants are read in place.
-  std::map<std::string, std::vector<float>> env;
-  if (functional) {
+  if (functional)
     for (const auto& name : model_.inputs) {
       auto it = inputs.find(name);
       if (it == inputs.end()) throw ShapeError(fmt::format("input '{}' is missing", name));
@@ -35,62 +47,70 @@ RunOutput LoadedModel::run(const std::map<std::string, std::vector<float>>& inpu
       if (static_cast<int64_t>(it->second.size()) != want)
         throw ShapeError(fmt::format("input '{}' has {} values, the compiled model expects {} (shape {})", name,
                                      it->second.size(), want, compiler::shape_str(model_.shapes.at(name))));
-      env[name] = it->second;
     }
-  }
   auto value = [&](const std::string& n) -> const std::vector<float>& {
     if (auto c = constants_.find(n); c != constants_.end()) return c->second;
-    auto e = env.find(n);
-    if (e == env.end()) throw Error(fmt::format("runtime: tensor '{}' read before it was computed", n));
+    auto e = inputs.find(n);
+    if (e == inputs.end()) throw Error(fmt::format("runtime: tensor '{}' has no value", n));
     return e->second;
   };
-  std::map<isa::Engine, double> busy;
-  std::map<isa::Engine, std::set<std::pair<uint16_t, uint16_t>>> units;
-  double t = 0;
+  core::InputViews in;
+  if (functional)
+    for (const auto& t : linked_.program.tensors)
+      if (t.kind == isa::HbmTensor::Kind::Input) in.emplace(t.name, std::span<const float>(value(t.name)));
   core::RunOptions ro;
   ro.mode = mode;
-  ro.record_instructions = timeline;
-  ro.validate = false;  // the builder already checked every instruction it emitted
-  for (const Segment& s : model_.segments) {
-    if (s.kind == Segment::Kind::Alias) {
-      if (functional) env[s.writes[0]] = value(s.alias_of);
-      continue;
+  ro.record_instructions = true;  // per-op attribution
+  ro.validate = false;            // the builder already checked every kernel's instructions
+  core::RunResult res = core::run_views(linked_.program, chip_, in, ro);
+
+  // Per kernel: span of its instructions; its share is how far it moved the running end.
+  const size_t nk = linked_.kernel_segment.size();
+  std::vector<double> start(nk, std::numeric_limits<double>::infinity()), end(nk, 0.0);
+  for (const auto& rec : res.records) {
+    const size_t k = linked_.kernel_of(rec.core, rec.engine, rec.queue, rec.index);
+    start[k] = std::min(start[k], static_cast<double>(rec.start_ps) * 1e-12);
+    end[k] = std::max(end[k], static_cast<double>(rec.end_ps) * 1e-12);
+    if (timeline) {
+      const auto& ins = core::RunResult::instruction(linked_.program, rec);
+      if (!std::holds_alternative<isa::Nop>(ins.op))
+        r.timeline.push_back({model_.segments[linked_.kernel_segment[k]].node, isa::UnitId{rec.core, rec.engine, rec.queue},
+                              static_cast<double>(rec.start_ps) * 1e-12, static_cast<double>(rec.end_ps) * 1e-12, isa::op_name(ins.op)});
     }
-    core::InputViews in;
-    if (functional)
-      for (const auto& n : s.reads) in.emplace(n, std::span<const float>(value(n)));
-    core::RunResult res = core::run_views(s.program, chip_, in, ro);
-    OpTime op{s.node, s.op, s.fused, res.total.ms() * 1e-3, res.instructions, res.tensor_flops, res.hbm_bytes};
-    for (const auto& u : res.units) {
-      busy[u.unit.engine] += static_cast<double>(u.busy_ps) * 1e-12;
-      units[u.unit.engine].insert({u.unit.core, u.unit.queue});
-    }
-    if (timeline)
-      for (const auto& rec : res.records) {
-        const auto& ins = core::RunResult::instruction(s.program, rec);
-        r.timeline.push_back({s.node, isa::UnitId{rec.core, rec.engine, rec.queue}, t + static_cast<double>(rec.start_ps) * 1e-12,
-                              t + static_cast<double>(rec.end_ps) * 1e-12, isa::op_name(ins.op)});
-      }
-    t += op.time_s;
-    r.hbm_bytes += op.hbm_bytes;
+  }
+  double running = 0;
+  for (size_t k = 0; k < nk; ++k) {
+    const compiler::Segment& s = model_.segments[linked_.kernel_segment[k]];
+    if (!std::isfinite(start[k])) start[k] = end[k] = running;
+    OpTime op{s.node, s.op, s.fused, std::max(0.0, end[k] - running), facts_[k].instructions, facts_[k].tensor_flops, facts_[k].hbm_bytes};
+    op.start_s = start[k];
+    op.end_s = end[k];
+    op.overlap_s = std::max(0.0, std::min(end[k], running) - start[k]);
+    running = std::max(running, end[k]);
     r.tensor_flops += op.tensor_flops;
     r.instructions += op.instructions;
+    r.overlap_s += op.overlap_s;
     r.ops.push_back(std::move(op));
-    if (functional)
-      for (const auto& n : s.writes) {
-        auto it = res.outputs.find(n);
-        if (it == res.outputs.end()) throw Error(fmt::format("runtime: kernel '{}' did not produce '{}'", s.node, n));
-        env[n] = std::move(it->second);
-      }
   }
-  r.time_s = t;
+  r.time_s = res.total.ms() * 1e-3;
+  r.hbm_bytes = res.hbm_bytes;
+  r.prefetched_loads = linked_.prefetched_loads;
+  std::map<isa::Engine, double> busy;
+  std::map<isa::Engine, std::set<std::pair<uint16_t, uint16_t>>> units;
+  for (const auto& u : res.units) {
+    busy[u.unit.engine] += static_cast<double>(u.busy_ps) * 1e-12;
+    units[u.unit.engine].insert({u.unit.core, u.unit.queue});
+  }
+  const double t = r.time_s;
   for (const auto& [e, b] : busy) {
     double n = static_cast<double>(std::max<size_t>(1, units[e].size()));
     r.engines.push_back({std::string(isa::engine_name(e)), b, t > 0 ? b / (t * n) : 0});
   }
   if (functional)
     for (const auto& o : model_.outputs) {
-      out.outputs[o] = value(o);
+      const std::string c = linked_.canonical.count(o) ? linked_.canonical.at(o) : o;
+      auto it = res.outputs.find(c);
+      out.outputs[o] = it != res.outputs.end() ? it->second : value(c);
       // An empty tensor is held as one element in HBM (a tensor needs at least one).
       out.outputs[o].resize(static_cast<size_t>(compiler::numel(model_.shapes.at(o))));
     }

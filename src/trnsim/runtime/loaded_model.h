@@ -1,8 +1,10 @@
 // The runtime: a CompiledModel loaded onto a chip (its constants converted once to the fp32
 // values the HBM holds), run in functional mode (real numbers) or timing mode (no data, same
-// instruction streams and timing). Kernels run one after the other, as the compiler ordered
-// them; the report attributes each kernel's time, FLOPs and HBM bytes to the IR op that
-// emitted it (and names the ops fused into it).
+// instruction streams and timing). The kernels run as one linked program (program_link.h):
+// each node's streams follow the previous node's, and its leading weight loads overlap the
+// previous node's work. The report attributes to each IR op the time by which it moved the
+// end of the run (its critical-path share; the shares add up to the latency), its span and
+// how much of it ran under earlier ops, its FLOPs and HBM bytes, and names the ops fused in.
 #pragma once
 #include <map>
 #include <string>
@@ -11,16 +13,19 @@
 #include "trnsim/compiler/compiled_model.h"
 #include "trnsim/core/run.h"
 #include "trnsim/hw/chip_spec.h"
+#include "trnsim/runtime/program_link.h"
 
 namespace trnsim::runtime {
 
 struct OpTime {
   std::string node, op;
   std::vector<std::string> fused;
-  double time_s = 0;
+  double time_s = 0;        // how far this op moved the end of the run (shares sum to latency)
   uint64_t instructions = 0;
   double tensor_flops = 0;
   double hbm_bytes = 0;
+  double start_s = 0, end_s = 0;  // first instruction's start, last one's end
+  double overlap_s = 0;           // of [start, end), the part that ran under earlier ops
 };
 
 struct EngineUse {
@@ -48,6 +53,8 @@ struct Report {
   double hbm_bytes = 0;
   double tensor_flops = 0;
   uint64_t instructions = 0;
+  double overlap_s = 0;           // summed over ops: time hidden under earlier ops
+  uint64_t prefetched_loads = 0;  // loads released one op early (program_link.h)
   compiler::HbmPlan hbm_plan;
   std::vector<TimelineEvent> timeline;
 };
@@ -59,7 +66,8 @@ struct RunOutput {
 
 class LoadedModel {
  public:
-  LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpec& chip);
+  // overlap=false: each kernel strictly after the previous one (no early weight loads).
+  LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpec& chip, bool overlap = true);
   // Inputs by graph input name, row-major fp32 (integers as their values). Missing or
   // wrongly sized inputs are a ShapeError naming the input (functional mode).
   RunOutput run(const std::map<std::string, std::vector<float>>& inputs, core::Mode mode,
@@ -70,6 +78,12 @@ class LoadedModel {
   const compiler::CompiledModel& model_;
   const hw::ChipSpec& chip_;
   std::map<std::string, std::vector<float>> constants_;
+  LinkedModel linked_;
+  struct KernelFacts {
+    uint64_t instructions = 0;
+    double tensor_flops = 0, hbm_bytes = 0;
+  };
+  std::vector<KernelFacts> facts_;  // per kernel of linked_
 };
 
 }  // namespace trnsim::runtime

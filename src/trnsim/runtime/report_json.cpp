@@ -12,7 +12,8 @@ nlohmann::json report_json(const Report& r, int64_t batch) {
   nlohmann::json ops = nlohmann::json::array();
   for (const auto& o : r.ops)
     ops.push_back({{"name", o.node}, {"op", o.op}, {"fused", o.fused}, {"time_s", o.time_s},
-                   {"instructions", o.instructions}, {"tensor_flops", o.tensor_flops}, {"hbm_bytes", o.hbm_bytes}});
+                   {"instructions", o.instructions}, {"tensor_flops", o.tensor_flops}, {"hbm_bytes", o.hbm_bytes},
+                   {"start_s", o.start_s}, {"end_s", o.end_s}, {"overlap_s", o.overlap_s}});
   nlohmann::json engines = nlohmann::json::object();
   for (const auto& e : r.engines) engines[e.engine] = {{"busy_s", e.busy_s}, {"utilisation", e.utilisation}};
   return {{"kind", "run"},  // what `trnsim report` draws it as
@@ -26,6 +27,8 @@ nlohmann::json report_json(const Report& r, int64_t batch) {
           {"engines", engines},
           {"hbm_bytes", r.hbm_bytes},
           {"tensor_flops", r.tensor_flops},
+          {"overlap_s", r.overlap_s},
+          {"prefetched_loads", r.prefetched_loads},
           {"instructions", r.instructions},
           {"hbm_plan", {{"weight_bytes", r.hbm_plan.weight_bytes}, {"io_bytes", r.hbm_plan.io_bytes},
                         {"peak_activation_bytes", r.hbm_plan.peak_activation_bytes}, {"capacity_bytes", r.hbm_plan.capacity_bytes}}}};
@@ -41,6 +44,8 @@ std::string report_table(const Report& r, int64_t batch, size_t top_ops) {
                    r.time_s > 0 ? r.hbm_bytes / r.time_s / 1e9 : 0.0, static_cast<double>(r.hbm_plan.weight_bytes) / 1e6,
                    static_cast<double>(r.hbm_plan.peak_activation_bytes) / 1e6);
   s += fmt::format("TensorE      {:.3f} GFLOP ({:.2f} TFLOP/s)\n", r.tensor_flops / 1e9, r.time_s > 0 ? r.tensor_flops / r.time_s / 1e12 : 0.0);
+  if (r.overlap_s > 0)
+    s += fmt::format("overlap      {:.3f} us of op spans ran under earlier ops ({} loads prefetched)\n", r.overlap_s * 1e6, r.prefetched_loads);
   s += "engine utilisation\n";
   for (const auto& e : r.engines) s += fmt::format("  {:<8} {:6.1f}%  busy {:.3f} us\n", e.engine, e.utilisation * 100, e.busy_s * 1e6);
   return s + op_table_text(r.ops, r.time_s, top_ops, "per-op breakdown");

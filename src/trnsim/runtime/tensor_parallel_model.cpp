@@ -108,7 +108,9 @@ TensorParallelModel::TensorParallelModel(compiler::Graph g, const hw::SystemSpec
         }
         m.segments.push_back(std::move(segs[i]));
       }
-      st->loaded = std::make_unique<LoadedModel>(st->model, chip);
+      // The plan below places each kernel itself (back to back, collectives between), so the
+      // stage runs its kernels strictly in order.
+      st->loaded = std::make_unique<LoadedModel>(st->model, chip, /*overlap=*/false);
       stages_[r].push_back(std::move(st));
     }
   }

@@ -21,18 +21,17 @@ using compiler::Graph;
 using compiler::Node;
 using compiler::OpKind;
 
-// Grid: every power of two to 128 (one partition tile), then 128 x 2, 3, 4, 6, 8, 12, 16, ...
-// (steps of 1.5x and 1.33x), so that an interval never spans more than a third of its value.
+// Grid: every power of two to 128 (one partition tile), then 192, 256 (a partial second row
+// tile costs its rows), then 128 x 3, 4, 6, 8, 12, 16, ... (steps of 1.5x and 1.33x), so that
+// an interval never spans more than a third of its value.
 int64_t next_grid(int64_t g) {
   if (g < 128) return g * 2;
+  if (g < 256) return g == 128 ? 192 : 256;
   const int64_t s = g / 128;
   const bool pow2 = (s & (s - 1)) == 0;
   return 128 * (s == 1 ? 2 : pow2 ? s / 2 * 3 : s / 3 * 4);
 }
 
-// Above one tile the matmul works in whole 128-row tiles (each re-reads the weights): a token
-// count is costed at its tile-padded value, as the time is a step function of the tiles.
-int64_t tile_padded(int64_t m) { return m > 128 ? (m + 127) / 128 * 128 : m; }
 
 // Matmul sizes beyond this are extrapolated along the last grid interval (time is linear
 // in the number of 128-row tiles there); attention contexts are measured at any length.
@@ -207,7 +206,9 @@ double NodeCosts::measure_attention_s(int64_t heads, int64_t rows, int64_t keys,
 
 double NodeCosts::matmul_s(int64_t m, int64_t k, int64_t n) {
   if (!opt_.interpolate) return measure_matmul_s(m, k, n);
-  return over_tokens(tile_padded(m), [&](int64_t t) { return measure_matmul_s(t, k, n); });
+  // The lowering keeps weights resident and reads each block once (a partial last row tile
+  // costs its rows, not a whole tile), so the time is interpolated on the token count itself.
+  return over_tokens(m, [&](int64_t t) { return measure_matmul_s(t, k, n); });
 }
 
 double NodeCosts::pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk) {
