@@ -108,3 +108,25 @@ def test_einsum_common_forms(eq, shapes):
     m = _model(h.make_node("Einsum", names, ["y"], equation=eq), [vi(n, T.FLOAT, list(s)) for n, s in zip(names, shapes)],
                [vi("y", T.FLOAT, list(out.shape))])
     check(m, feeds, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "max", "min"])
+def test_scatter_nd(reduction):
+    data = rand(4, 3, 2)
+    # distinct rows for "none" (duplicates are undefined there), a repeated one for the others
+    idx = np.array([[1], [-1], [0]] if reduction == "none" else [[1], [3], [1]], np.int64)
+    m = _model(h.make_node("ScatterND", ["d", "i", "u"], ["y"], reduction=reduction),
+               [vi("d", T.FLOAT, [4, 3, 2]), vi("i", T.INT64, [3, 1]), vi("u", T.FLOAT, [3, 3, 2])], [vi("y", T.FLOAT, [4, 3, 2])])
+    check(m, {"d": data, "i": idx, "u": rand(3, 3, 2)}, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("axis,reduction", [(0, "none"), (1, "add"), (-1, "max"), (1, "min")])
+def test_scatter_elements(axis, reduction):
+    data = rand(3, 5)
+    if reduction == "none":
+        idx = np.array([[0, 2, 1], [2, 0, 0]], np.int64) if axis == 0 else np.array([[4, 0], [-1, 2], [1, 3]], np.int64)
+    else:
+        idx = RNG.integers(-5, 5, (3, 4)).astype(np.int64)
+    m = _model(h.make_node("ScatterElements", ["d", "i", "u"], ["y"], axis=axis, reduction=reduction),
+               [vi("d", T.FLOAT, [3, 5]), vi("i", T.INT64, list(idx.shape)), vi("u", T.FLOAT, list(idx.shape))], [vi("y", T.FLOAT, [3, 5])])
+    check(m, {"d": data, "i": idx, "u": rand(*idx.shape)}, rtol=1e-6, atol=1e-6)

@@ -172,4 +172,22 @@ std::string iota_along(GraphEditor& e, const std::string& name, int64_t n, int64
   return e.constant(name, s, std::move(v), t);
 }
 
+std::string flat_positions(GraphEditor& e, const std::string& name, const std::string& idx, const Shape& sizes) {
+  Graph& g = e.graph();
+  const ElemType it = g.tensor(idx).type;
+  const auto k = static_cast<int64_t>(sizes.size()), q = static_cast<int64_t>(shape_of(g, idx).size());
+  std::vector<double> size, stride(static_cast<size_t>(k));
+  int64_t st = 1;
+  for (int64_t j = k - 1; j >= 0; --j) {
+    stride[static_cast<size_t>(j)] = static_cast<double>(st);
+    st *= sizes[static_cast<size_t>(j)];
+  }
+  for (int64_t d : sizes) size.push_back(static_cast<double>(d));
+  std::string zero = e.constant(name + ".zero", {}, {0.0}, it);
+  std::string neg = e.add(OpKind::Less, name + ".negative", {idx, zero});
+  std::string x = e.add(OpKind::Add, name + ".wrapped", {idx, e.add(OpKind::Where, name + ".wrap", {neg, e.constant(name + ".size", {k}, size, it), zero})});
+  x = e.add(OpKind::Mul, name + ".stride", {x, e.constant(name + ".strides", {k}, stride, it)});
+  return reduce_over(e, OpKind::ReduceSum, name, x, {q - 1}, false);
+}
+
 }  // namespace trnsim::compiler::decomp

@@ -31,6 +31,7 @@ enum class OpKind : uint8_t {
   ConstantOfShape, Constant, Range, Pad, Split, GatherElements, Size, Tile, Resize,
   // the ops of the models users bring (issue 11)
   GatherND, CumSum, Trilu, ArgMax, ArgMin, TopK, OneHot, InstanceNormalization, GroupNormalization, Einsum,
+  ScatterND, ScatterElements,
   kCount
 };
 

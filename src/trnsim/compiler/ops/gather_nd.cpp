@@ -71,19 +71,9 @@ bool decompose(GraphEditor& e, const Node& n) {
   }
   const ElemType it = g.tensor(n.inputs[1]).type;
   const auto q = static_cast<int64_t>(d.idx.size());
-  std::vector<double> size, stride(static_cast<size_t>(d.k));
-  int64_t st = 1;
-  for (int64_t j = d.k - 1; j >= 0; --j) {
-    stride[static_cast<size_t>(j)] = static_cast<double>(st);
-    st *= d.data[static_cast<size_t>(d.b + j)];
-  }
-  for (int64_t j = 0; j < d.k; ++j) size.push_back(static_cast<double>(d.data[static_cast<size_t>(d.b + j)]));
-  std::string idx = n.inputs[1];
-  std::string zero = e.constant(n.name + ".zero", {}, {0.0}, it);
-  std::string neg = e.add(OpKind::Less, n.name + ".negative", {idx, zero});
-  idx = e.add(OpKind::Add, n.name + ".index", {idx, e.add(OpKind::Where, n.name + ".wrap", {neg, e.constant(n.name + ".size", {d.k}, size, it), zero})});
-  idx = e.add(OpKind::Mul, n.name + ".stride", {idx, e.constant(n.name + ".strides", {d.k}, stride, it)});
-  std::string flat = reduce_over(e, OpKind::ReduceSum, n.name + ".flat", idx, {q - 1}, false);
+  const Shape indexed(d.data.begin() + d.b, d.data.begin() + d.b + d.k);
+  const int64_t st = numel(indexed);
+  std::string flat = flat_positions(e, n.name + ".flat", n.inputs[1], indexed);
   if (d.b > 0) {  // the batch offset: flat batch position times the rows per batch element
     Shape bs(d.idx.begin(), d.idx.begin() + d.b);
     const int64_t nb = numel(bs);
