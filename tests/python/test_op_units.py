@@ -130,3 +130,13 @@ def test_scatter_elements(axis, reduction):
     m = _model(h.make_node("ScatterElements", ["d", "i", "u"], ["y"], axis=axis, reduction=reduction),
                [vi("d", T.FLOAT, [3, 5]), vi("i", T.INT64, list(idx.shape)), vi("u", T.FLOAT, list(idx.shape))], [vi("y", T.FLOAT, [3, 5])])
     check(m, {"d": data, "i": idx, "u": rand(*idx.shape)}, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("eq,shapes", [("bii->bi", [(2, 3, 3)]), ("ii", [(4, 4)]), ("bij,bjj->bi", [(2, 3, 4), (2, 4, 4)])])
+def test_einsum_diagonals(eq, shapes):
+    names = [f"x{i}" for i in range(len(shapes))]
+    feeds = {n: rand(*s) for n, s in zip(names, shapes)}
+    out = np.einsum(eq, *feeds.values())
+    m = _model(h.make_node("Einsum", names, ["y"], equation=eq), [vi(n, T.FLOAT, list(s)) for n, s in zip(names, shapes)],
+               [vi("y", T.FLOAT, list(out.shape))])
+    check(m, feeds, rtol=1e-4, atol=1e-5)

@@ -2,8 +2,9 @@
 // matmuls, transposes, sums, outer and inner products; '...' for leading axes). Letters only
 // in one operand and not in the output are summed first; two operands become one batched
 // MatMul: A as [batch, A's free, contracted], B as [batch, contracted, B's free], the result
-// transposed to the output's order. A letter repeated within one operand (a diagonal) and more
-// than two operands are refused.
+// transposed to the output's order. A letter repeated within one operand (a diagonal) is
+// taken first: Where(identity mask, x, 0) summed over the second axis. More than two operands
+// are refused.
 #include <algorithm>
 #include <map>
 
@@ -42,8 +43,6 @@ Equation parse(const Graph& g, const Node& n) {
     }
     if (static_cast<int64_t>(term.size()) != rank)
       throw ShapeError(fmt::format("node '{}': Einsum term '{}' for input '{}' of rank {}", n.name, term, n.inputs[i], rank));
-    for (char c : term)
-      if (std::count(term.begin(), term.end(), c) > 1) unsupported(n, fmt::format("equation '{}': a repeated index (diagonal)", eq));
     e.in.push_back(term);
   }
   if (arrow != std::string::npos) {
@@ -113,22 +112,44 @@ std::string permute(GraphEditor& e, const Node& n, const std::string& x, const s
   return identity ? x : transpose(e, n.name + ".order", x, perm);
 }
 
+// A letter repeated within x's term (axes p < q of equal size): the diagonal, as x where the
+// two indices agree (else 0) summed over q; until every letter appears once.
+void take_diagonals(GraphEditor& e, const Node& n, std::string& x, std::string& term) {
+  for (size_t q = 0; q < term.size(); ++q) {
+    const size_t p = term.find(term[q]);
+    if (p == q) continue;
+    const Shape s = shape_of(e.graph(), x);
+    const int64_t d = s[q];
+    Shape ms(s.size(), 1);
+    ms[p] = ms[q] = d;
+    std::vector<double> eye(static_cast<size_t>(d * d), 0.0);
+    for (int64_t i = 0; i < d; ++i) eye[static_cast<size_t>(i * d + i)] = 1;
+    std::string masked = e.add(OpKind::Where, n.name + ".diagonal", {e.constant(n.name + ".eye", ms, eye, ElemType::Bool), x,
+                                                                     e.constant(n.name + ".zero", {}, {0.0}, e.graph().tensor(x).type)});
+    x = reduce_over(e, OpKind::ReduceSum, n.name + ".diagonal", masked, {static_cast<int64_t>(q)}, false);
+    term.erase(q, 1);
+    --q;
+  }
+}
+
 bool decompose(GraphEditor& e, const Node& n) {
   Graph& g = e.graph();
-  const Equation q = parse(g, n);
+  Equation q = parse(g, n);
   const auto s = sizes(g, n, q);
   auto prod = [&](const std::string& letters) {
     int64_t p = 1;
     for (char c : letters) p *= s.at(c);
     return p;
   };
+  std::vector<std::string> xs(n.inputs.begin(), n.inputs.end());
+  for (size_t i = 0; i < xs.size(); ++i) take_diagonals(e, n, xs[i], q.in[i]);
   if (q.in.size() == 1) {
-    std::string x = n.inputs[0];
+    std::string x = xs[0];
     const std::string left = sum_away(e, n, x, q.in[0], q.out);
     finish(e, n, permute(e, n, x, left, q.out));
     return true;
   }
-  std::string a = n.inputs[0], b = n.inputs[1];
+  std::string a = xs[0], b = xs[1];
   // Letters of one operand only, not in the output: summed first.
   const std::string la = sum_away(e, n, a, q.in[0], q.out + q.in[1]);
   const std::string lb = sum_away(e, n, b, q.in[1], q.out + q.in[0]);
