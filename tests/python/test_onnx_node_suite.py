@@ -40,7 +40,12 @@ import onnx_node_suite as suite  # noqa: E402  (tests/python is on sys.path unde
 # Measured 2026-11-24 00:40 UTC with Resize (nearest, linear; scales bound by value
 # specialisation): 81.1% (683 of 842 cases of 107 ops; Resize 18 of 39: cubic, tf_crop_and_resize
 # and keep_aspect_ratio_policy are refused), 898 of 1884 overall; 0 wrong, 0 crash.
-PASS_RATE_FLOOR = 0.79
+# Measured 2026-11-24 06:23 UTC with the op units of issue 11 (GatherND, CumSum, Trilu,
+# ArgMax/ArgMin, TopK, OneHot, Instance/GroupNormalization, Einsum): 82.8% (772 of 932 cases of
+# 118 ops; Einsum's diagonal form refused), 985 of 1884 overall; 0 wrong, 0 crash. With
+# ScatterND/ScatterElements (reduction mul refused) and Einsum's diagonals: 83.0% (785 of 946
+# cases of 120 ops), 998 of 1884 overall; 0 wrong, 0 crash.
+PASS_RATE_FLOOR = 0.80
 
 # Cases the compiler gets wrong, or rejects with an error other than "unsupported:" on a valid
 # model, each with the reason: reported here, not hidden, and expected to shrink to nothing.

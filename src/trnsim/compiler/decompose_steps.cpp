@@ -8,6 +8,7 @@
 
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/op_params.h"
+#include "trnsim/compiler/shape_inference.h"
 
 namespace trnsim::compiler::decomp {
 
@@ -144,6 +145,49 @@ void gather_other_axis(GraphEditor& e, const Node& n) {
   for (int64_t d = 0; d < q; ++d) back.push_back(d);
   for (int64_t d = q + a; d < q + rank - 1; ++d) back.push_back(d);
   finish(e, n, transpose(e, n.name + ".axis_back", y, back));
+}
+
+// A Reduce* (k) of x over `axes`, in the kernel's form (the trailing-axis reduction of
+// `reduce`); returns its output (keepdims as asked).
+std::string reduce_over(GraphEditor& e, OpKind k, const std::string& name, const std::string& x, std::vector<int64_t> axes, bool keep) {
+  Graph& g = e.graph();
+  Node r;
+  r.op = k;
+  r.name = name;
+  r.inputs = {x};
+  r.attrs = {{"axes", std::move(axes)}, {"keepdims", int64_t{keep ? 1 : 0}}};
+  r.outputs = {g.fresh(name)};
+  g.tensors[r.outputs[0]].name = r.outputs[0];
+  infer_node(g, r);
+  reduce(e, r);
+  return r.outputs[0];
+}
+
+// 0, 1, .., n-1 along `axis` of a tensor of rank `rank` (1 elsewhere), of type t.
+std::string iota_along(GraphEditor& e, const std::string& name, int64_t n, int64_t axis, int64_t rank, ElemType t) {
+  Shape s(static_cast<size_t>(rank), 1);
+  s[static_cast<size_t>(axis)] = n;
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>(i);
+  return e.constant(name, s, std::move(v), t);
+}
+
+std::string flat_positions(GraphEditor& e, const std::string& name, const std::string& idx, const Shape& sizes) {
+  Graph& g = e.graph();
+  const ElemType it = g.tensor(idx).type;
+  const auto k = static_cast<int64_t>(sizes.size()), q = static_cast<int64_t>(shape_of(g, idx).size());
+  std::vector<double> size, stride(static_cast<size_t>(k));
+  int64_t st = 1;
+  for (int64_t j = k - 1; j >= 0; --j) {
+    stride[static_cast<size_t>(j)] = static_cast<double>(st);
+    st *= sizes[static_cast<size_t>(j)];
+  }
+  for (int64_t d : sizes) size.push_back(static_cast<double>(d));
+  std::string zero = e.constant(name + ".zero", {}, {0.0}, it);
+  std::string neg = e.add(OpKind::Less, name + ".negative", {idx, zero});
+  std::string x = e.add(OpKind::Add, name + ".wrapped", {idx, e.add(OpKind::Where, name + ".wrap", {neg, e.constant(name + ".size", {k}, size, it), zero})});
+  x = e.add(OpKind::Mul, name + ".stride", {x, e.constant(name + ".strides", {k}, stride, it)});
+  return reduce_over(e, OpKind::ReduceSum, name, x, {q - 1}, false);
 }
 
 }  // namespace trnsim::compiler::decomp

@@ -28,5 +28,12 @@ std::pair<std::string, std::vector<int64_t>> axes_last(GraphEditor& e, const Nod
 void reduce(GraphEditor& e, const Node& n);             // Reduce* over trailing axes
 void gather(GraphEditor& e, const Node& n);             // constant indices: slices
 void gather_other_axis(GraphEditor& e, const Node& n);  // run-time indices, axis != 0
+// A Reduce* (k) of x over `axes` in the kernel's form; returns its output.
+std::string reduce_over(GraphEditor& e, OpKind k, const std::string& name, const std::string& x, std::vector<int64_t> axes, bool keep);
+// Flat row-major positions of the index rows of idx (its last axis, k long) into a tensor of
+// shape `sizes` (k axes): negative indices wrapped, times the strides, summed (shape idx[:-1]).
+std::string flat_positions(GraphEditor& e, const std::string& name, const std::string& idx, const Shape& sizes);
+// 0, 1, .., n-1 along `axis` of a constant of rank `rank` (size 1 on the other axes).
+std::string iota_along(GraphEditor& e, const std::string& name, int64_t n, int64_t axis, int64_t rank, ElemType t);
 
 }  // namespace trnsim::compiler::decomp

@@ -3,9 +3,18 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <optional>
+#include <string_view>
 
 #include "trnsim/common/error.h"
 #include "trnsim/numerics/convert.h"
@@ -39,7 +48,7 @@ ElemType elem_type(int t, const std::string& where) {
 }
 
 template <typename T>
-void append_raw(const std::string& raw, std::vector<double>& out) {
+void append_raw(std::string_view raw, std::vector<double>& out) {
   size_t n = raw.size() / sizeof(T);
   for (size_t i = 0; i < n; ++i) {
     T v;
@@ -50,18 +59,88 @@ void append_raw(const std::string& raw, std::vector<double>& out) {
 
 double half_bits(uint32_t bits, numerics::DType t) { return numerics::decode(bits, t); }
 
-TensorInfo tensor_from_proto(const TensorProto& p, const std::string& where) {
+// A tensor's bytes stored beside the model (external data): the file memory-mapped read-only,
+// the [offset, offset + length) range of it viewed in place. The location must stay inside
+// the model's folder (after resolving '..' and symbolic links): a model file must not make
+// trnsim read other files.
+class ExternalData {
+ public:
+  ExternalData(const TensorProto& p, const std::filesystem::path& model_dir, const std::string& where) {
+    namespace fs = std::filesystem;
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto& kv : p.external_data()) {
+      try {
+        if (kv.key() == "location") location = kv.value();
+        else if (kv.key() == "offset") offset = std::stoll(kv.value());
+        else if (kv.key() == "length") length = std::stoll(kv.value());
+      } catch (const std::exception&) {
+        throw Error(fmt::format("{}: tensor '{}': external data {} '{}' is not a number", where, p.name(), kv.key(), kv.value()));
+      }
+    }
+    if (location.empty()) throw Error(fmt::format("{}: tensor '{}' has external data without a location", where, p.name()));
+    const fs::path base = fs::weakly_canonical(model_dir.empty() ? fs::path(".") : model_dir);
+    const fs::path file = fs::weakly_canonical(base / fs::path(location));
+    const bool inside = fs::path(location).is_relative() &&
+                        std::mismatch(base.begin(), base.end(), file.begin(), file.end()).first == base.end();
+    if (!inside)
+      throw Error(fmt::format("{}: tensor '{}': external data location '{}' is outside the model's folder '{}' (refused)", where, p.name(),
+                              location, base.string()));
+    const int fd = ::open(file.c_str(), O_RDONLY);
+    if (fd < 0) throw Error(fmt::format("{}: tensor '{}': cannot open its external data file '{}'", where, p.name(), file.string()));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      throw Error(fmt::format("{}: tensor '{}': external data '{}' is not a regular file", where, p.name(), file.string()));
+    }
+    size_ = static_cast<size_t>(st.st_size);
+    if (length < 0) length = static_cast<int64_t>(size_) - offset;
+    if (offset < 0 || length < 0 || static_cast<uint64_t>(offset + length) > size_) {
+      ::close(fd);
+      throw Error(fmt::format("{}: tensor '{}': external data range [{}, {}) is outside '{}' ({} bytes)", where, p.name(), offset,
+                              offset + length, file.string(), size_));
+    }
+    if (size_ > 0) {
+      map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      ::close(fd);
+      if (map_ == MAP_FAILED) throw Error(fmt::format("{}: tensor '{}': cannot map '{}'", where, p.name(), file.string()));
+      bytes_ = std::string_view(static_cast<const char*>(map_) + offset, static_cast<size_t>(length));
+    } else {
+      ::close(fd);
+    }
+  }
+  ~ExternalData() {
+    if (map_ && map_ != MAP_FAILED) ::munmap(map_, size_);
+  }
+  ExternalData(const ExternalData&) = delete;
+  ExternalData& operator=(const ExternalData&) = delete;
+  std::string_view bytes() const { return bytes_; }
+
+ private:
+  void* map_ = nullptr;
+  size_t size_ = 0;
+  std::string_view bytes_;
+};
+
+// `model_dir`: the folder of the model file, where external data is looked up; null for a
+// model given as bytes (external data then needs the file).
+TensorInfo tensor_from_proto(const TensorProto& p, const std::string& where, const std::filesystem::path* model_dir) {
   TensorInfo t;
   t.name = p.name();
   t.type = elem_type(p.data_type(), where);
   for (auto d : p.dims()) t.shape.push_back(d);
   t.shape_known = true;
-  if (p.data_location() == TensorProto::EXTERNAL)
-    throw UnsupportedError(fmt::format("unsupported: external tensor data for '{}' ({})", p.name(), where));
+  std::optional<ExternalData> ext;
+  if (p.data_location() == TensorProto::EXTERNAL) {
+    if (!model_dir)
+      throw UnsupportedError(fmt::format("unsupported: external tensor data for '{}' ({}) in a model given as bytes: load the model "
+                                         "from its file, next to its data", p.name(), where));
+    ext.emplace(p, *model_dir, where);
+  }
   std::vector<double> v;
   v.reserve(static_cast<size_t>(numel(t.shape)));
-  const std::string& raw = p.raw_data();
-  const bool has_raw = p.has_raw_data();
+  const std::string_view raw = ext ? ext->bytes() : std::string_view(p.raw_data());
+  const bool has_raw = ext || p.has_raw_data();
   switch (p.data_type()) {
     case TensorProto::FLOAT:
       if (has_raw) append_raw<float>(raw, v); else for (float x : p.float_data()) v.push_back(x);
@@ -140,7 +219,7 @@ AttrValue attr_value(const onnx::AttributeProto& a, const std::string& op, const
     case A::STRING: return a.s();
     case A::INTS: return std::vector<int64_t>(a.ints().begin(), a.ints().end());
     case A::FLOATS: return std::vector<double>(a.floats().begin(), a.floats().end());
-    case A::TENSOR: return tensor_from_proto(a.t(), fmt::format("node '{}'", node));
+    case A::TENSOR: return tensor_from_proto(a.t(), fmt::format("node '{}'", node), nullptr);
     default: break;
   }
   throw UnsupportedError(fmt::format("unsupported: op {} (attribute {} of type {}) at node '{}'", op, a.name(), static_cast<int>(a.type()), node));
@@ -198,7 +277,7 @@ void add_value(Graph& g, const onnx::ValueInfoProto& v, const std::string& where
   g.tensors[t.name] = std::move(t);
 }
 
-Graph convert(const onnx::ModelProto& m, const std::string& source) {
+Graph convert(const onnx::ModelProto& m, const std::string& source, const std::filesystem::path* model_dir) {
   Graph g;
   g.name = m.graph().name().empty() ? source : m.graph().name();
   for (const auto& os : m.opset_import()) {
@@ -208,7 +287,7 @@ Graph convert(const onnx::ModelProto& m, const std::string& source) {
   if (g.opset < kMinOpset || g.opset > kMaxKnownOpset)
     throw UnsupportedError(fmt::format("unsupported: opset {} in '{}' (supported: {}..{})", g.opset, source, kMinOpset, kMaxKnownOpset));
   const auto& gp = m.graph();
-  for (const auto& init : gp.initializer()) g.tensors[init.name()] = tensor_from_proto(init, fmt::format("initializer of '{}'", source));
+  for (const auto& init : gp.initializer()) g.tensors[init.name()] = tensor_from_proto(init, fmt::format("initializer of '{}'", source), model_dir);
   for (const auto& in : gp.input()) {
     if (g.tensors.count(in.name()) && g.tensors[in.name()].is_const()) continue;  // initializer listed as input
     add_value(g, in, "input", true);
@@ -263,19 +342,26 @@ Graph convert(const onnx::ModelProto& m, const std::string& source) {
 
 }  // namespace
 
-Graph import_onnx_bytes(const std::string& bytes, const std::string& source) {
+namespace {
+
+onnx::ModelProto parse(const std::string& bytes, const std::string& source) {
   onnx::ModelProto m;
   if (bytes.empty() || !m.ParseFromString(bytes) || !m.has_graph())
     throw Error(fmt::format("'{}' is not a valid ONNX model (could not parse a ModelProto with a graph)", source));
-  return convert(m, source);
+  return m;
 }
+
+}  // namespace
+
+Graph import_onnx_bytes(const std::string& bytes, const std::string& source) { return convert(parse(bytes, source), source, nullptr); }
 
 Graph import_onnx_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(fmt::format("cannot open ONNX model '{}'", path));
   std::stringstream ss;
   ss << f.rdbuf();
-  return import_onnx_bytes(ss.str(), path);
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  return convert(parse(ss.str(), path), path, &dir);
 }
 
 }  // namespace trnsim::compiler

@@ -29,6 +29,9 @@ enum class OpKind : uint8_t {
   // shape and data movement
   Reshape, Flatten, Transpose, Concat, Slice, Gather, Expand, Unsqueeze, Squeeze, Shape,
   ConstantOfShape, Constant, Range, Pad, Split, GatherElements, Size, Tile, Resize,
+  // the ops of the models users bring (issue 11)
+  GatherND, CumSum, Trilu, ArgMax, ArgMin, TopK, OneHot, InstanceNormalization, GroupNormalization, Einsum,
+  ScatterND, ScatterElements,
   kCount
 };
 

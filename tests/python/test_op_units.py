@@ -1,0 +1,135 @@
+"""The op units added for the models users bring (issue 11 item 2), each through
+trnsim.compile_onnx in functional mode (fp32 policy) against onnx's reference implementation
+(onnx.reference.ReferenceEvaluator). Exact ops (selection, indexing, masks) must match exactly;
+CumSum sums in another order than the reference's running sum: rtol 1e-5; the
+normalisations use the LayerNorm kernel's fp32 statistics: rtol 1e-4, atol 1e-5."""
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto as T, helper as h, numpy_helper as nh  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+import trnsim  # noqa: E402
+
+RNG = np.random.default_rng(11)
+
+
+def _model(node, inputs, outputs, inits=(), opset=18):
+    g = h.make_graph([node], "t", inputs, outputs, list(inits))
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)], ir_version=9)
+
+
+def vi(name, t, shape):
+    return h.make_tensor_value_info(name, t, shape)
+
+
+def check(m, feeds, rtol=0.0, atol=0.0):
+    want = ReferenceEvaluator(m).run(None, feeds)
+    got = trnsim.compile_onnx(m.SerializeToString()).run(feeds)
+    for o, w in zip(m.graph.output, want):
+        g = got[o.name]
+        assert g.shape == w.shape, o.name
+        np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol, err_msg=o.name)
+
+
+def rand(*s):
+    return RNG.standard_normal(s).astype(np.float32)
+
+
+@pytest.mark.parametrize("upper,k", [(1, 0), (0, 0), (1, 2), (0, -1)])
+def test_trilu(upper, k):
+    m = _model(h.make_node("Trilu", ["x", "k"], ["y"], upper=upper), [vi("x", T.FLOAT, [2, 4, 5])], [vi("y", T.FLOAT, [2, 4, 5])],
+               [nh.from_array(np.array(k, np.int64), "k")])
+    check(m, {"x": rand(2, 4, 5)})
+
+
+@pytest.mark.parametrize("exclusive,reverse,axis", [(0, 0, 1), (1, 0, 1), (0, 1, 0), (1, 1, 1)])
+def test_cumsum(exclusive, reverse, axis):
+    m = _model(h.make_node("CumSum", ["x", "a"], ["y"], exclusive=exclusive, reverse=reverse), [vi("x", T.FLOAT, [5, 37])],
+               [vi("y", T.FLOAT, [5, 37])], [nh.from_array(np.array(axis, np.int64), "a")])
+    check(m, {"x": rand(5, 37)}, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("keepdims,last", [(1, 0), (0, 1)])
+def test_argmax_argmin_with_ties(op, keepdims, last):
+    x = RNG.integers(0, 4, (3, 6, 4)).astype(np.float32)  # many ties
+    shape = [3, 1, 4] if keepdims else [3, 4]
+    m = _model(h.make_node(op, ["x"], ["y"], axis=1, keepdims=keepdims, select_last_index=last), [vi("x", T.FLOAT, [3, 6, 4])],
+               [vi("y", T.INT64, shape)])
+    check(m, {"x": x})
+
+
+@pytest.mark.parametrize("largest", [1, 0])
+def test_topk_values_and_indices(largest):
+    x = RNG.integers(0, 5, (3, 9)).astype(np.float32)
+    m = _model(h.make_node("TopK", ["x", "k"], ["v", "i"], axis=1, largest=largest), [vi("x", T.FLOAT, [3, 9])],
+               [vi("v", T.FLOAT, [3, 4]), vi("i", T.INT64, [3, 4])], [nh.from_array(np.array([4], np.int64), "k")])
+    check(m, {"x": x})
+
+
+def test_onehot_with_negative_indices_and_axis():
+    m = _model(h.make_node("OneHot", ["i", "d", "v"], ["y"], axis=1), [vi("i", T.INT64, [2, 3])], [vi("y", T.FLOAT, [2, 5, 3])],
+               [nh.from_array(np.array(5, np.int64), "d"), nh.from_array(np.array([-1.0, 2.5], np.float32), "v")])
+    check(m, {"i": np.array([[0, 4, -1], [2, 7, -5]], np.int64)})
+
+
+def test_instance_normalization():
+    m = _model(h.make_node("InstanceNormalization", ["x", "s", "b"], ["y"], epsilon=1e-5), [vi("x", T.FLOAT, [2, 3, 4, 5])],
+               [vi("y", T.FLOAT, [2, 3, 4, 5])], [nh.from_array(rand(3), "s"), nh.from_array(rand(3), "b")])
+    check(m, {"x": rand(2, 3, 4, 5)}, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("opset,params", [(18, 2), (21, 6)])
+def test_group_normalization(opset, params):
+    m = _model(h.make_node("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=2, epsilon=1e-5), [vi("x", T.FLOAT, [2, 6, 3, 4])],
+               [vi("y", T.FLOAT, [2, 6, 3, 4])], [nh.from_array(rand(params), "s"), nh.from_array(rand(params), "b")], opset=opset)
+    check(m, {"x": rand(2, 6, 3, 4)}, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("batch_dims,ishape,oshape", [(0, [4, 2], [4, 5]), (0, [3, 1], [3, 4, 5]), (1, [3, 2, 1], [3, 2, 5])])
+def test_gather_nd_run_time_indices(batch_dims, ishape, oshape):
+    x = rand(3, 4, 5)
+    k = ishape[-1]
+    idx = np.stack([RNG.integers(-x.shape[batch_dims + j], x.shape[batch_dims + j], ishape[:-1]) for j in range(k)], -1).astype(np.int64)
+    m = _model(h.make_node("GatherND", ["x", "i"], ["y"], batch_dims=batch_dims), [vi("x", T.FLOAT, [3, 4, 5]), vi("i", T.INT64, ishape)],
+               [vi("y", T.FLOAT, oshape)])
+    check(m, {"x": x, "i": idx})
+
+
+@pytest.mark.parametrize("eq,shapes", [("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]), ("ij->ji", [(3, 4)]), ("ij->i", [(3, 4)]),
+                                       ("i,i", [(5,), (5,)]), ("bhqd,bhkd->bhqk", [(1, 2, 3, 4), (1, 2, 5, 4)]),
+                                       ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 2)]), ("i,j->ij", [(3,), (4,)]),
+                                       # diagonals: a letter repeated in one operand
+                                       ("bii->bi", [(2, 3, 3)]), ("ii", [(4, 4)]), ("bij,bjj->bi", [(2, 3, 4), (2, 4, 4)])])
+def test_einsum_common_forms(eq, shapes):
+    names = [f"x{i}" for i in range(len(shapes))]
+    feeds = {n: rand(*s) for n, s in zip(names, shapes)}
+    out = np.einsum(eq, *feeds.values())
+    m = _model(h.make_node("Einsum", names, ["y"], equation=eq), [vi(n, T.FLOAT, list(s)) for n, s in zip(names, shapes)],
+               [vi("y", T.FLOAT, list(out.shape))])
+    check(m, feeds, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "max", "min"])
+def test_scatter_nd(reduction):
+    data = rand(4, 3, 2)
+    # distinct rows for "none" (duplicates are undefined there), a repeated one for the others
+    idx = np.array([[1], [-1], [0]] if reduction == "none" else [[1], [3], [1]], np.int64)
+    m = _model(h.make_node("ScatterND", ["d", "i", "u"], ["y"], reduction=reduction),
+               [vi("d", T.FLOAT, [4, 3, 2]), vi("i", T.INT64, [3, 1]), vi("u", T.FLOAT, [3, 3, 2])], [vi("y", T.FLOAT, [4, 3, 2])])
+    check(m, {"d": data, "i": idx, "u": rand(3, 3, 2)}, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("axis,reduction", [(0, "none"), (1, "add"), (-1, "max"), (1, "min")])
+def test_scatter_elements(axis, reduction):
+    data = rand(3, 5)
+    if reduction == "none":
+        idx = np.array([[0, 2, 1], [2, 0, 0]], np.int64) if axis == 0 else np.array([[4, 0], [-1, 2], [1, 3]], np.int64)
+    else:
+        idx = RNG.integers(-5, 5, (3, 4)).astype(np.int64)
+    m = _model(h.make_node("ScatterElements", ["d", "i", "u"], ["y"], axis=axis, reduction=reduction),
+               [vi("d", T.FLOAT, [3, 5]), vi("i", T.INT64, list(idx.shape)), vi("u", T.FLOAT, list(idx.shape))], [vi("y", T.FLOAT, [3, 5])])
+    check(m, {"d": data, "i": idx, "u": rand(*idx.shape)}, rtol=1e-6, atol=1e-6)
+
