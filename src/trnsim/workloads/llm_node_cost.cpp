@@ -196,7 +196,8 @@ double NodeCosts::matmul_s(int64_t m, int64_t k, int64_t n) {
 
 double NodeCosts::pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk) {
   if (!opt_.interpolate) return measure_pointwise_s(m, h, i, qk);
-  return over_tokens(m, [&](int64_t t) { return measure_pointwise_s(t, h, i, qk); });
+  // The fused program works in 128-row tiles above one tile: a step function, as the matmul.
+  return over_tokens(tile_padded(m), [&](int64_t t) { return measure_pointwise_s(t, h, i, qk); });
 }
 
 double NodeCosts::prefill_attention_s(int64_t heads, int64_t seq, int64_t head_dim) {
@@ -242,7 +243,7 @@ double NodeCosts::measure_norms_s(int64_t m, int64_t h) {
 
 double NodeCosts::norms_s(int64_t m, int64_t h) {
   if (!opt_.interpolate) return measure_norms_s(m, h);
-  return over_tokens(m, [&](int64_t t) { return measure_norms_s(t, h); });
+  return over_tokens(tile_padded(m), [&](int64_t t) { return measure_norms_s(t, h); });
 }
 
 double NodeCosts::decode_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim) {
