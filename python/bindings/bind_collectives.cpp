@@ -40,9 +40,11 @@ CollectiveOptions options(const std::string& op, int ranks, int ranks_per_chip, 
 }
 
 std::string time_sizes(const std::string& op, int ranks, const std::string& system, const std::vector<int64_t>& sizes,
-                       const std::string& dtype, const std::string& algorithm, int ranks_per_chip, int systems) {
+                       const std::string& dtype, const std::string& algorithm, int ranks_per_chip, int systems,
+                       bool in_program) {
   const hw::SystemSpec sys = hw::load_system(system);
   CollectiveOptions o = options(op, ranks, ranks_per_chip, systems, dtype, algorithm);
+  o.launch = in_program ? Launch::InProgram : Launch::Standalone;
   nlohmann::json out = nlohmann::json::array();
   {
     nb::gil_scoped_release nogil;
@@ -78,6 +80,7 @@ void bind(nb::module_& root) {
   nb::module_ m = root.def_submodule("collectives", "Collectives on the simulated fabric");
   m.def("time", &time_sizes, nb::arg("op"), nb::arg("ranks"), nb::arg("system"), nb::arg("sizes"),
         nb::arg("dtype"), nb::arg("algorithm"), nb::arg("ranks_per_chip"), nb::arg("systems"),
+        nb::arg("in_program") = false,
         "Times a collective at each size; JSON text, a list of objects like `trnsim collective --json`");
   m.def("run", &run, nb::arg("op"), nb::arg("inputs"), nb::arg("system"), nb::arg("algorithm"),
         nb::arg("ranks_per_chip"), nb::arg("systems"), "Runs a collective on real fp32 data, one row per rank");

@@ -33,15 +33,17 @@ def _sizes(sizes: Sizes, step_factor: float) -> list[int]:
 
 def collective(op: str, ranks: Optional[int], system: str, sizes: Sizes = "1K:1G", dtype: str = "fp32",
                algorithm: Optional[str] = None, *, ranks_per_chip: Optional[int] = None, systems: int = 1,
-               step_factor: float = 2.0) -> list[dict]:
+               step_factor: float = 2.0, in_program: bool = False) -> list[dict]:
     """Time ``op`` on ``ranks`` ranks (NeuronCores; None = all) of ``system`` at each size.
 
     ``sizes``: bytes as an int, a string like ``"1K:1G"`` (a range, x ``step_factor``) or
     ``"64K,1M"``, or a list of either. ``algorithm``: None/"auto" (fastest) or a name from
     ``collective_algorithms()``. ``systems`` > 1 joins copies of the system over EFA.
+    ``in_program``: a collective inside a compiled model (one semaphore hop instead of
+    nccom-test's program launch; the CLI's ``--in-program``).
     """
     text = _core.collectives.time(op, ranks or 0, system, _sizes(sizes, step_factor), dtype, algorithm or "auto",
-                                  ranks_per_chip or 0, systems)
+                                  ranks_per_chip or 0, systems, in_program)
     return json.loads(text)
 
 

@@ -19,7 +19,7 @@ struct Args {
   std::string op, system, sizes = "1K:1G", dtype = "fp32", algorithm = "auto";
   int ranks = 0, ranks_per_chip = 0, systems = 1;
   double step_factor = 2.0;
-  bool json = false;
+  bool json = false, in_program = false;
 };
 
 int run(const Args& a) {
@@ -32,6 +32,7 @@ int run(const Args& a) {
   o.systems = a.systems;
   o.dtype = numerics::dtype_from_string(a.dtype);
   o.algorithm = a.algorithm;
+  o.launch = a.in_program ? Launch::InProgram : Launch::Standalone;
   const auto sizes = parse_sizes(a.sizes, a.step_factor);
   CollectiveRunner runner(sys, o);
 
@@ -44,10 +45,10 @@ int run(const Args& a) {
     fmt::print("{}\n", out.dump(2));
     return 0;
   }
-  fmt::print("# {} {} on {} ranks of {}{} ({}), dtype {}\n#   fabric: {}\n", name(o.op),
+  fmt::print("# {} {} on {} ranks of {}{} ({}), dtype {}{}\n#   fabric: {}\n", name(o.op),
              a.algorithm == "auto" ? "(algorithm chosen per size)" : "with " + a.algorithm, runner.fabric().ranks(),
              a.systems > 1 ? fmt::format("{} x ", a.systems) : "", sys.name, sys.chip.display_name,
-             numerics::name(o.dtype), runner.fabric().describe());
+             numerics::name(o.dtype), a.in_program ? ", in-program (no launch)" : "", runner.fabric().describe());
   fmt::print("{:>14} {:>12} {:>6} {:>12} {:>12} {:>12}  {}\n", "size(B)", "count(elems)", "type", "time(us)",
              "algbw(GB/s)", "busbw(GB/s)", "algorithm");
   for (auto& r : results)
@@ -69,6 +70,8 @@ Register reg{{"collective",
                 sub.add_option("--dtype", a->dtype, "fp32, bf16, fp16, fp8_e4m3, ...");
                 sub.add_option("--algorithm", a->algorithm,
                                "auto, ring, direct, halving-doubling, hierarchical, hierarchical-hd");
+                sub.add_flag("--in-program", a->in_program,
+                             "a collective inside a compiled model: one semaphore hop instead of nccom-test's program launch");
                 sub.add_flag("--json", a->json, "print a JSON list instead of the table");
                 return [a] { return run(*a); };
               },

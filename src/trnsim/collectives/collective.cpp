@@ -17,7 +17,7 @@ CollectiveRunner::CollectiveRunner(const hw::SystemSpec& sys, const CollectiveOp
                                        di.name));
   elem_bytes_ = di.bits / 8;
   const int rpc = o.ranks_per_chip > 0 ? o.ranks_per_chip : sys.chip.neuron_cores;
-  costs_ = collective_costs(sys, o.dtype, rpc);
+  costs_ = collective_costs(sys, o.dtype, rpc, o.launch);
   fabric::FabricOptions fo;
   fo.systems = o.systems;
   fo.ranks = o.ranks;

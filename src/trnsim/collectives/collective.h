@@ -21,6 +21,7 @@ struct CollectiveOptions {
   int systems = 1;             // copies of the system joined by EFA (an UltraCluster slice)
   numerics::DType dtype = numerics::DType::F32;
   std::string algorithm;       // "" / "auto": fastest applicable; else a registered name
+  Launch launch = Launch::Standalone;  // InProgram: inside a compiled model (no program launch)
 };
 
 struct CollectiveResult {

@@ -2,10 +2,18 @@
 // the chip spec in one place (collective_costs.cpp, which states the source of every number).
 // At small messages these dominate: nccom-test's 1 KiB all-reduce takes 58 us on two ranks.
 #pragma once
+#include <cstdint>
+
 #include "trnsim/common/units.h"
 #include "trnsim/hw/chip_spec.h"
 
 namespace trnsim::collectives {
+
+// How the collective is started. Standalone: its own program launch, as nccom-test measures
+// (the fitted launch cost). InProgram: a collective inside a compiled model (a tensor-parallel
+// all-reduce between two matmuls): the compute engine hands over to the CC core through one
+// cross-engine semaphore, no runtime call or program start.
+enum class Launch : uint8_t { Standalone, InProgram };
 
 struct CollectiveCosts {
   Nanoseconds launch;            // once per collective: runtime issue + CC-core program start
@@ -19,6 +27,7 @@ struct CollectiveCosts {
 };
 
 // For `ranks_per_chip` ranks on each chip of `system`, reducing in `dtype`.
-CollectiveCosts collective_costs(const hw::SystemSpec& system, numerics::DType dtype, int ranks_per_chip);
+CollectiveCosts collective_costs(const hw::SystemSpec& system, numerics::DType dtype, int ranks_per_chip,
+                                 Launch launch = Launch::Standalone);
 
 }  // namespace trnsim::collectives

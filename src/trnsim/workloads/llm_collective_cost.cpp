@@ -34,6 +34,7 @@ double CollectiveCosts::measure(collectives::Op op, int ranks, int64_t bytes) {
   o.ranks = ranks;
   o.ranks_per_chip = std::min(ranks, lcores_per_chip_);
   o.dtype = numerics::DType::BF16;
+  o.launch = collectives::Launch::InProgram;  // TP/EP collectives run inside the compiled model
   const double s = collectives::CollectiveRunner(system_, o).time(bytes).time_s;
   cache_->put(key, s);
   return s;

@@ -46,6 +46,14 @@ TrainiumStepCost::TrainiumStepCost(const ModelDesc& model, const Deployment& d, 
   no.use_disk_cache = options.use_disk_cache;
   no.interpolate = options.interpolate;
   nodes_ = std::make_unique<NodeCosts>(system_.chip, no);
+  if (layout_.weight_bytes == 1 && no.policy == compiler::DTypePolicy::BF16) {
+    // int8/fp8 weights, bf16 compute (transformers-neuronx dequantises on chip): HBM moves one
+    // byte per weight. Timed under the fp8 policy (1-byte matmul operands); on Trn1/Inf2 its
+    // TensorE rate equals bf16's, so only the bytes change (Trn2+: see docs/llm.md).
+    NodeCostOptions wo = no;
+    wo.policy = compiler::DTypePolicy::FP8;
+    weight_nodes_ = std::make_unique<NodeCosts>(system_.chip, wo);
+  }
   collectives_ = std::make_unique<CollectiveCosts>(system_, layout_.lcores_per_chip, options.use_disk_cache);
   const double per_core = weight_bytes_per_core().value(), hbm = hbm_bytes_per_core().value();
   if (per_core > hbm) {
@@ -97,6 +105,7 @@ void TrainiumStepCost::attention_nodes(const StepBatch& b, int64_t layer, int64_
   const auto& L = layout_;
   const int64_t hd = model_.head_dim;
   NodeCosts& nc = *nodes_;
+  NodeCosts& wm = weight_matmuls();
   const int64_t window = model_.layer_is_sliding(layer) ? model_.sliding_window : INT64_MAX;
   // MLA runs on the kernel at head_dim 128, scaled by the widths it multiplies (see docs/llm.md).
   const bool mla = model_.mla.enabled;
@@ -110,16 +119,16 @@ void TrainiumStepCost::attention_nodes(const StepBatch& b, int64_t layer, int64_
     const auto& a = model_.mla;
     const int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
     if (a.q_lora_rank > 0) {
-      out.push_back({"q_a_proj", CostCategory::Matmul, nc.matmul_s(m, model_.hidden, a.q_lora_rank)});
-      out.push_back({"q_b_proj", CostCategory::Matmul, nc.matmul_s(m, a.q_lora_rank, L.q_heads * qk)});
+      out.push_back({"q_a_proj", CostCategory::Matmul, wm.matmul_s(m, model_.hidden, a.q_lora_rank)});
+      out.push_back({"q_b_proj", CostCategory::Matmul, wm.matmul_s(m, a.q_lora_rank, L.q_heads * qk)});
     } else {
-      out.push_back({"q_proj", CostCategory::Matmul, nc.matmul_s(m, model_.hidden, L.q_heads * qk)});
+      out.push_back({"q_proj", CostCategory::Matmul, wm.matmul_s(m, model_.hidden, L.q_heads * qk)});
     }
-    out.push_back({"kv_a_proj", CostCategory::Matmul, nc.matmul_s(m, model_.hidden, a.kv_lora_rank + a.qk_rope_head_dim)});
+    out.push_back({"kv_a_proj", CostCategory::Matmul, wm.matmul_s(m, model_.hidden, a.kv_lora_rank + a.qk_rope_head_dim)});
     out.push_back({"kv_b_proj", CostCategory::Matmul,
-                   nc.matmul_s(m, a.kv_lora_rank, L.q_heads * (a.qk_nope_head_dim + a.v_head_dim))});
+                   wm.matmul_s(m, a.kv_lora_rank, L.q_heads * (a.qk_nope_head_dim + a.v_head_dim))});
   } else {
-    out.push_back({"qkv_proj", CostCategory::Matmul, nc.matmul_s(m, model_.hidden, (L.q_heads + 2 * L.kv_heads) * hd)});
+    out.push_back({"qkv_proj", CostCategory::Matmul, wm.matmul_s(m, model_.hidden, (L.q_heads + 2 * L.kv_heads) * hd)});
   }
   double prefill = 0;
   for (const auto& p : b.prefills) {
@@ -141,7 +150,7 @@ void TrainiumStepCost::attention_nodes(const StepBatch& b, int64_t layer, int64_
     const double decode = nc.decode_attention_s(heads * n, rows, std::max<int64_t>(1, (keys + n / 2) / n), kd);
     out.push_back({"attention (decode)", CostCategory::Attention, decode * decode_scale});
   }
-  out.push_back({"o_proj", CostCategory::Matmul, nc.matmul_s(m, model_.v_width() / model_.heads * L.q_heads, model_.hidden)});
+  out.push_back({"o_proj", CostCategory::Matmul, wm.matmul_s(m, model_.v_width() / model_.heads * L.q_heads, model_.hidden)});
   tp_reduction(m, "attention", out);
 }
 
@@ -162,25 +171,25 @@ void TrainiumStepCost::tp_reduction(int64_t m, const char* after, std::vector<Co
 void TrainiumStepCost::ffn_nodes(int64_t layer, int64_t m, std::vector<CostNode>& out) const {
   const auto& L = layout_;
   const int64_t h = model_.hidden;
-  NodeCosts& nc = *nodes_;
+  NodeCosts& wm = weight_matmuls();
   if (!model_.layer_is_moe(layer)) {
     out.push_back({model_.gated_ffn ? "gate_up_proj" : "fc1", CostCategory::Matmul,
-                   nc.matmul_s(m, h, (model_.gated_ffn ? 2 : 1) * L.ffn)});
-    out.push_back({model_.gated_ffn ? "down_proj" : "fc2", CostCategory::Matmul, nc.matmul_s(m, L.ffn, h)});
+                   wm.matmul_s(m, h, (model_.gated_ffn ? 2 : 1) * L.ffn)});
+    out.push_back({model_.gated_ffn ? "down_proj" : "fc2", CostCategory::Matmul, wm.matmul_s(m, L.ffn, h)});
   } else {
     const auto& moe = model_.moe;
     const double e = moe.experts, k = moe.experts_per_token;
-    out.push_back({"router", CostCategory::Matmul, nc.matmul_s(m, h, moe.experts)});
+    out.push_back({"router", CostCategory::Matmul, wm.matmul_s(m, h, moe.experts)});
     // Expected routing: an expert gets at least one of m tokens with p = 1 - (1 - k/E)^m; the
     // active ones share the m k assignments, padded to the capacity factor.
     const double p = 1.0 - std::pow(1.0 - k / e, static_cast<double>(m));
     const double active = static_cast<double>(L.experts) * p;
     const int64_t tokens = static_cast<int64_t>(std::ceil(moe.capacity_factor * m * k / (e * p) - 1e-9));
-    const double one = nc.matmul_s(tokens, h, 2 * L.expert_ffn) + nc.matmul_s(tokens, L.expert_ffn, h);
+    const double one = wm.matmul_s(tokens, h, 2 * L.expert_ffn) + wm.matmul_s(tokens, L.expert_ffn, h);
     out.push_back({fmt::format("experts ({:.1f} active x {} tokens)", active, tokens), CostCategory::Matmul, active * one});
     if (L.shared_ffn > 0)
       out.push_back({"shared experts", CostCategory::Matmul,
-                     nc.matmul_s(m, h, 2 * L.shared_ffn) + nc.matmul_s(m, L.shared_ffn, h)});
+                     wm.matmul_s(m, h, 2 * L.shared_ffn) + wm.matmul_s(m, L.shared_ffn, h)});
     if (L.ep > 1)
       out.push_back({"ep all-to-all (dispatch + combine)", CostCategory::Collective,
                      2 * collectives_->seconds(Op::AllToAll, L.ep, static_cast<int64_t>(m * k) * h * 2)});
@@ -222,7 +231,7 @@ std::vector<CostNode> TrainiumStepCost::nodes(const StepBatch& b) const {
   for (const auto& [kind, v] : kinds) layer_nodes(b, v.first, v.second, out);
   const int64_t heads = static_cast<int64_t>(b.prefills.size() + b.decode_contexts.size());
   if (!model_.encoder) {
-    out.push_back({"lm_head", CostCategory::Matmul, nodes_->matmul_s(heads, model_.hidden, layout_.vocab)});
+    out.push_back({"lm_head", CostCategory::Matmul, weight_matmuls().matmul_s(heads, model_.hidden, layout_.vocab)});
     out.push_back({"tp all-gather (logits)", CostCategory::Collective,
                    collectives_->seconds(Op::AllGather, layout_.tp, heads * layout_.vocab * layout_.tp * 2)});
   }

@@ -64,6 +64,10 @@ class TrainiumStepCost : public IStepCost {
   hw::SystemSpec system_;
   Layout layout_;
   std::unique_ptr<NodeCosts> nodes_;
+  // Weight matmuls when weights are stored in 1 byte (int8/fp8) under bf16 compute: timed with
+  // 1-byte operands, so the weight stream moves the bytes it moves on chip (null: use nodes_).
+  std::unique_ptr<NodeCosts> weight_nodes_;
+  NodeCosts& weight_matmuls() const { return weight_nodes_ ? *weight_nodes_ : *nodes_; }
   std::unique_ptr<CollectiveCosts> collectives_;
 };
 

@@ -9,7 +9,7 @@
 
 namespace trnsim::workloads {
 
-inline constexpr int kCostModelVersion = 1;
+inline constexpr int kCostModelVersion = 2;
 
 class CostCache {
  public:

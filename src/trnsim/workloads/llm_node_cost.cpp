@@ -12,6 +12,7 @@
 #include "trnsim/kernels/attention.h"
 #include "trnsim/runtime/loaded_model.h"
 #include "trnsim/workloads/llm_cost_cache.h"
+#include "trnsim/workloads/llm_fused_pointwise.h"
 
 namespace trnsim::workloads {
 namespace {
@@ -146,28 +147,16 @@ double NodeCosts::measure_matmul_s(int64_t m, int64_t k, int64_t n) {
 }
 
 double NodeCosts::measure_pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk) {
-  return cached(fmt::format("pointwise:m={},h={},i={},qk={}", m, h, i, qk), [&] {
-    // RMSNorm is measured as LayerNormalization (the compiler's fused norm; one more mean).
-    Graph g;
-    g.name = "llm_pointwise";
-    g.opset = 17;
-    for (auto* n : {"x", "r"}) add_input(g, n, {m, h});
-    add_input(g, "gamma", {h});
-    for (auto* n : {"q", "cos", "q_rot", "sin"}) add_input(g, n, {m, qk});
-    for (auto* n : {"gate", "up"}) add_input(g, n, {m, i});
-    const std::map<std::string, compiler::AttrValue> ln = {{"axis", int64_t{-1}}};
-    g.outputs.push_back(add_node(g, OpKind::LayerNormalization, {"x", "gamma"}, "norm1", ln));
-    const std::string res = add_node(g, OpKind::Add, {"x", "r"}, "residual1");
-    g.outputs.push_back(add_node(g, OpKind::LayerNormalization, {res, "gamma"}, "norm2", ln));
-    g.outputs.push_back(add_node(g, OpKind::Add, {res, "r"}, "residual2"));
-    const std::string a = add_node(g, OpKind::Mul, {"q", "cos"}, "rope_a");
-    const std::string b = add_node(g, OpKind::Mul, {"q_rot", "sin"}, "rope_b");
-    g.outputs.push_back(add_node(g, OpKind::Add, {a, b}, "rope"));
-    const std::string s = add_node(g, OpKind::Sigmoid, {"gate"}, "silu_sigmoid");
-    const std::string silu = add_node(g, OpKind::Mul, {"gate", s}, "silu");
-    g.outputs.push_back(add_node(g, OpKind::Mul, {silu, "up"}, "swiglu"));
-    return time_graph(std::move(g));
-  });
+  return cached(fmt::format("pointwise:m={},h={},i={},qk={}", m, h, i, qk),
+                [&] { return time_program(fused_pointwise_program(chip_, opt_.cores, m, h, i, qk, false)); });
+}
+
+double NodeCosts::time_program(const isa::Program& p) const {
+  core::RunOptions ro;
+  ro.mode = core::Mode::Timing;
+  ro.record_instructions = false;
+  ro.validate = false;
+  return core::run(p, chip_, {}, ro).total.ms() * 1e-3;
 }
 
 double NodeCosts::measure_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim, bool causal) {
@@ -195,12 +184,7 @@ double NodeCosts::measure_attention_s(int64_t heads, int64_t rows, int64_t keys,
       s.head_end = (c + 1) * heads / parts;
       kernels::attention(kb, s);
     }
-    isa::Program p = kb.build();
-    core::RunOptions ro;
-    ro.mode = core::Mode::Timing;
-    ro.record_instructions = false;
-    ro.validate = false;
-    return core::run(p, chip_, {}, ro).total.ms() * 1e-3;
+    return time_program(kb.build());
   });
 }
 
@@ -213,7 +197,8 @@ double NodeCosts::matmul_s(int64_t m, int64_t k, int64_t n) {
 
 double NodeCosts::pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk) {
   if (!opt_.interpolate) return measure_pointwise_s(m, h, i, qk);
-  return over_tokens(m, [&](int64_t t) { return measure_pointwise_s(t, h, i, qk); });
+  // The fused program works in 128-row tiles above one tile: a step function, as the matmul.
+  return over_tokens(tile_padded(m), [&](int64_t t) { return measure_pointwise_s(t, h, i, qk); });
 }
 
 double NodeCosts::prefill_attention_s(int64_t heads, int64_t seq, int64_t head_dim) {
@@ -253,24 +238,13 @@ double NodeCosts::cross_attention_s(int64_t heads, int64_t rows, int64_t keys, i
 namespace trnsim::workloads {
 
 double NodeCosts::measure_norms_s(int64_t m, int64_t h) {
-  return cached(fmt::format("norms:m={},h={}", m, h), [&] {
-    Graph g;
-    g.name = "llm_norms";
-    g.opset = 17;
-    for (auto* n : {"x", "r"}) add_input(g, n, {m, h});
-    add_input(g, "gamma", {h});
-    const std::map<std::string, compiler::AttrValue> ln = {{"axis", int64_t{-1}}};
-    g.outputs.push_back(add_node(g, OpKind::LayerNormalization, {"x", "gamma"}, "norm1", ln));
-    const std::string res = add_node(g, OpKind::Add, {"x", "r"}, "residual1");
-    g.outputs.push_back(add_node(g, OpKind::LayerNormalization, {res, "gamma"}, "norm2", ln));
-    g.outputs.push_back(add_node(g, OpKind::Add, {res, "r"}, "residual2"));
-    return time_graph(std::move(g));
-  });
+  return cached(fmt::format("norms:m={},h={}", m, h),
+                [&] { return time_program(fused_pointwise_program(chip_, opt_.cores, m, h, 1, 1, true)); });
 }
 
 double NodeCosts::norms_s(int64_t m, int64_t h) {
   if (!opt_.interpolate) return measure_norms_s(m, h);
-  return over_tokens(m, [&](int64_t t) { return measure_norms_s(t, h); });
+  return over_tokens(tile_padded(m), [&](int64_t t) { return measure_norms_s(t, h); });
 }
 
 double NodeCosts::decode_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim) {

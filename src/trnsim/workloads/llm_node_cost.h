@@ -3,7 +3,8 @@
 // interpolates them over token counts and context lengths (DESIGN.md, "analytical mode").
 //   matmul     [m, k] x [k, n] compiled by the compiler (weights a bf16 graph input: no data)
 //   attention  the flash kernel (kernels/attention.h): causal prefill or a decode step
-//   pointwise  one layer's element-wise work per token (two RMSNorms, RoPE, SwiGLU, residuals)
+//   pointwise  one layer's element-wise work (two RMSNorms, RoPE, SwiGLU, residuals), fused as
+//              Neuron runs it: one program of fused groups (llm_fused_pointwise.h)
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -57,6 +58,7 @@ class NodeCosts {
   template <class F>
   double cached(const std::string& key, F&& measure);
   double time_graph(compiler::Graph g) const;  // compile, run in timing mode: seconds
+  double time_program(const isa::Program& p) const;  // a kernel program in timing mode: seconds
 
   const hw::ChipSpec& chip_;
   NodeCostOptions opt_;

@@ -1,0 +1,43 @@
+// A collective inside a compiled program: the same schedule and per-step costs as standalone,
+// started by one cross-engine semaphore hop (the DMA fixed overhead) instead of the fitted
+// nccom-test launch.
+#include <gtest/gtest.h>
+
+#include "trnsim/collectives/collective.h"
+#include "trnsim/hw/spec_loader.h"
+
+using namespace trnsim;
+using namespace trnsim::collectives;
+
+TEST(InProgram, DiffersFromStandaloneByTheLaunchOnly) {
+  const auto sys = hw::load_system("trn1.32xlarge");
+  for (const char* alg : {"ring", "direct", "halving-doubling"}) {
+    CollectiveOptions o;
+    o.ranks = 32;
+    o.dtype = numerics::DType::BF16;
+    o.algorithm = alg;
+    CollectiveRunner standalone(sys, o);
+    o.launch = Launch::InProgram;
+    CollectiveRunner in_program(sys, o);
+    EXPECT_DOUBLE_EQ(in_program.costs().launch.value(), sys.chip.core.dma.fixed_overhead.value());
+    for (int64_t s : {int64_t(16) << 10, int64_t(1) << 20, int64_t(64) << 20}) {
+      const double want = standalone.time(s).time_s - (standalone.costs().launch.value() - in_program.costs().launch.value()) * 1e-9;
+      EXPECT_NEAR(in_program.time(s).time_s, want, 1e-12) << alg << " " << s;
+    }
+  }
+}
+
+TEST(InProgram, SmallAllReduceIsTensOfMicrosecondsAndPicksAFewStepAlgorithm) {
+  // Llama-2-70B's decode all-reduce on trn1 TP 32: 16 KiB of bf16. In-program it costs the
+  // steps alone (2 steps of direct: handshake + CC step + 11 descriptor rounds each, plus
+  // the torus hops), below the standalone 1 KiB floor of nccom-test (58 us).
+  CollectiveOptions o;
+  o.ranks = 32;
+  o.dtype = numerics::DType::BF16;
+  o.launch = Launch::InProgram;
+  CollectiveRunner r(hw::load_system("trn1.32xlarge"), o);
+  const auto res = r.time(16 << 10);
+  EXPECT_EQ(res.algorithm, "direct");
+  EXPECT_GT(res.time_s, 10e-6);
+  EXPECT_LT(res.time_s, 40e-6);
+}
