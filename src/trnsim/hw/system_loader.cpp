@@ -8,6 +8,7 @@
 
 #include "trnsim/common/error.h"
 #include "trnsim/hw/preset_registry.h"
+#include "trnsim/hw/energy_loader.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/hw/yaml_fields.h"
 
@@ -136,7 +137,7 @@ ChipSpec read_chip_ref(YamlMap& m, const std::filesystem::path& base_dir) {
 SystemSpec parse_system(const std::string& yaml, const std::string& source,
                         const std::filesystem::path& base_dir) {
   YamlMap m(parse_yaml(yaml, source), source, "",
-            {"name", "chip", "chips", "chips_per_instance", "topology", "scale_out", "price"});
+            {"name", "chip", "chips", "chips_per_instance", "topology", "scale_out", "price", "energy"});
   SystemSpec s;
   s.source_file = source;
   s.name = m.text("name");
@@ -150,6 +151,8 @@ SystemSpec parse_system(const std::string& yaml, const std::string& source,
                              s.chips);
   s.scale_out = read_scale_out(m.map("scale_out", {"kind", "bandwidth_per_instance", "latency"}));
   s.price = m.optional_quantity<UsdPerHour>("price");
+  if (m.has("energy"))
+    s.energy = read_system_energy(m.map("energy", {"host_power_per_instance", "switch_per_byte", "scale_out_per_byte"}));
   m.done();
   return s;
 }

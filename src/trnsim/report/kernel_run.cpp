@@ -147,6 +147,7 @@ bool KernelRun::ok() const {
 
 nlohmann::json KernelRun::to_json() const {
   nlohmann::json j = report::to_json(summary);
+  j["kind"] = "kernel";
   j["kernel"] = kernel ? kernel->name : "";
   j["dtype"] = std::string(numerics::name(args.dtype));
   auto& a = j["args"] = nlohmann::json::object();

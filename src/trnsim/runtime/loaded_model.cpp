@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -15,6 +16,18 @@ LoadedModel::LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpe
   for (const auto& [name, t] : model.graph.tensors)
     if (t.is_const()) constants_[name] = std::vector<float>(t.data->begin(), t.data->end());
 }
+
+namespace {
+// Folds one kernel's energy into the model's report; its power samples start at t_s.
+void add_energy(Report& r, const core::RunResult& res, double t_s, bool samples) {
+  if (!res.energy.modelled) return;
+  for (const auto& [k, j] : res.energy_by_unit()) r.energy_by_unit_j[k] += j;
+  r.energy_j += res.energy.total_j;
+  r.peak_power_w = std::max({r.peak_power_w, res.energy.peak_w, res.energy.average_w(res.total)});
+  if (samples)
+    for (const auto& [start, w] : res.power_samples()) r.power_w.emplace_back(t_s + start.ps() * 1e-12, w);
+}
+}  // namespace
 
 RunOutput LoadedModel::run(const std::map<std::string, std::vector<float>>& inputs, core::Mode mode, bool timeline) const {
   const auto wall0 = std::chrono::steady_clock::now();
@@ -71,6 +84,7 @@ RunOutput LoadedModel::run(const std::map<std::string, std::vector<float>>& inpu
         r.timeline.push_back({s.node, isa::UnitId{rec.core, rec.engine, rec.queue}, t + static_cast<double>(rec.start_ps) * 1e-12,
                               t + static_cast<double>(rec.end_ps) * 1e-12, isa::op_name(ins.op)});
       }
+    add_energy(r, res, t, timeline);
     t += op.time_s;
     r.hbm_bytes += op.hbm_bytes;
     r.tensor_flops += op.tensor_flops;
