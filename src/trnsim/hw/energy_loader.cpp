@@ -57,7 +57,8 @@ SystemEnergySpec read_system_energy(YamlMap m) {
 ChipSpec at_clock_scale(ChipSpec chip, double f) {
   const double v = chip.energy.voltage_at(f);
   auto& c = chip.core;
-  for (GHz* clock : {&c.tensor.clock, &c.vector.clock, &c.scalar.clock, &c.gpsimd.clock}) *clock = *clock * f;
+  const double k = f / chip.energy.clock_scale;  // the chip may already be scaled
+  for (GHz* clock : {&c.tensor.clock, &c.vector.clock, &c.scalar.clock, &c.gpsimd.clock}) *clock = *clock * k;
   chip.energy.clock_scale = f;
   chip.energy.voltage_scale = v;
   return chip;

@@ -12,7 +12,7 @@ namespace trnsim::hw {
 EnergySpec read_energy(YamlMap m, const std::set<numerics::DType>& runnable);
 SystemEnergySpec read_system_energy(YamlMap m);
 
-// The chip at clock scale f of its published clocks (TensorE, VectorE, ScalarE, GpSimd; HBM,
+// The chip at clock scale f of its published clocks (whatever scale `chip` is at now) (TensorE, VectorE, ScalarE, GpSimd; HBM,
 // DMA and links keep theirs) and the voltage the operating points give for f. UnsupportedError
 // outside the operating points.
 ChipSpec at_clock_scale(ChipSpec chip, double f);

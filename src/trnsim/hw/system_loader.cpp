@@ -9,6 +9,7 @@
 #include "trnsim/common/error.h"
 #include "trnsim/hw/preset_registry.h"
 #include "trnsim/hw/energy_loader.h"
+#include "trnsim/hw/system_fields.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/hw/yaml_fields.h"
 
@@ -97,22 +98,6 @@ TopologySpec read_topology(YamlMap m, int chips) {
   return t;
 }
 
-ScaleOutSpec read_scale_out(YamlMap m) {
-  ScaleOutSpec s;
-  s.kind = m.text("kind");
-  if (s.kind == "none") {
-    // No scale-out network (or no public figure for one): nothing else may be given.
-    if (m.has("bandwidth_per_instance")) m.fail_key("bandwidth_per_instance", "nothing for kind none");
-    if (m.has("latency")) m.fail_key("latency", "nothing for kind none");
-  } else if (s.kind == "efa" || s.kind == "ena") {
-    s.bandwidth_per_instance = m.quantity<GBps>("bandwidth_per_instance");
-    s.latency = m.quantity<Nanoseconds>("latency");
-  } else {
-    m.fail_key("kind", "one of efa, ena, none");
-  }
-  m.done();
-  return s;
-}
 
 // `chip:` names a preset, or (in a file) a chip file relative to the system file.
 ChipSpec read_chip_ref(YamlMap& m, const std::filesystem::path& base_dir) {
@@ -133,6 +118,23 @@ ChipSpec read_chip_ref(YamlMap& m, const std::filesystem::path& base_dir) {
 }
 
 }  // namespace
+
+ScaleOutSpec read_scale_out(YamlMap m) {
+  ScaleOutSpec s;
+  s.kind = m.text("kind");
+  if (s.kind == "none") {
+    // No scale-out network (or no public figure for one): nothing else may be given.
+    if (m.has("bandwidth_per_instance")) m.fail_key("bandwidth_per_instance", "nothing for kind none");
+    if (m.has("latency")) m.fail_key("latency", "nothing for kind none");
+  } else if (s.kind == "efa" || s.kind == "ena") {
+    s.bandwidth_per_instance = m.quantity<GBps>("bandwidth_per_instance");
+    s.latency = m.quantity<Nanoseconds>("latency");
+  } else {
+    m.fail_key("kind", "one of efa, ena, none");
+  }
+  m.done();
+  return s;
+}
 
 SystemSpec parse_system(const std::string& yaml, const std::string& source,
                         const std::filesystem::path& base_dir) {

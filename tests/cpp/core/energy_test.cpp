@@ -9,6 +9,7 @@
 #include "trnsim/core/run.h"
 #include "trnsim/core/tile_io.h"
 #include "trnsim/hw/energy_loader.h"
+#include "trnsim/hw/power_cap.h"
 #include "trnsim/hw/spec_loader.h"
 
 using namespace trnsim;
@@ -121,6 +122,33 @@ TEST(Energy, LowerOperatingPointScalesTimeAndEnergyByTheCurve) {
   EXPECT_NEAR(b.energy.static_w / a.energy.static_w, v, 1e-12);
   EXPECT_THROW(hw::at_clock_scale(top, 0.3), UnsupportedError);
   EXPECT_THROW(hw::at_clock_scale(top, 1.2), UnsupportedError);
+}
+
+TEST(PowerCap, ThrottledClockMeetsTheCapWithinOnePercent) {
+  const hw::ChipSpec chip = hw::load_chip("trn2");
+  auto measure = [](const hw::ChipSpec& c) {
+    const core::RunResult r = timing(full_tensor(c, 100), c);
+    return hw::PowerMeasure{r.total.ps() * 1e-12, r.energy.total_j};
+  };
+  const hw::Throttle t = hw::throttle_to_cap(chip, Watts(400), measure);
+  ASSERT_TRUE(t.met);
+  EXPECT_GT(t.at_top.power_w(), 400);
+  EXPECT_LE(t.at_scale.power_w(), 400);
+  EXPECT_GE(t.at_scale.power_w(), 400 * 0.99);
+  // Closed form of a TensorE-bound chip: P(f) = static V(f) + (P(1) - static) f V(f)^2.
+  const double st = chip.energy.static_power.value(), p1 = t.at_top.power_w();
+  double lo = 0.5, hi = 1;
+  for (int i = 0; i < 60; ++i) {
+    const double f = 0.5 * (lo + hi), v = chip.energy.voltage_at(f);
+    (st * v + (p1 - st) * f * v * v > 400 ? hi : lo) = f;
+  }
+  EXPECT_NEAR(t.clock_scale / lo, 1.0, 0.01);
+  // An unreachable cap says so; an instance cap leaves the hosts their power.
+  EXPECT_FALSE(hw::throttle_to_cap(chip, Watts(100), measure).met);
+  const hw::SystemSpec sys = hw::load_system("trn2.48xlarge");
+  EXPECT_NEAR(hw::chip_cap(sys, "instance", Watts(10000)).value(),
+              (10000 - sys.energy.host_power_per_instance.value()) / 16, 1e-9);
+  EXPECT_THROW(hw::chip_cap(sys, "instance", Watts(1000)), ConfigError);
 }
 
 }  // namespace
