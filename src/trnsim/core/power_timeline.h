@@ -3,6 +3,7 @@
 // 100 ns and double in width (merging pairs) whenever a run outgrows kMaxBins, so memory stays
 // bounded for runs of any length.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

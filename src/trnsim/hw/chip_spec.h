@@ -8,6 +8,7 @@
 
 #include "trnsim/common/units.h"
 #include "trnsim/hw/energy_spec.h"
+#include "trnsim/hw/tco_spec.h"
 #include "trnsim/numerics/dtype.h"
 
 namespace trnsim::hw {
@@ -162,6 +163,8 @@ struct SystemSpec {
   TopologySpec topology;
   ScaleOutSpec scale_out;
   std::optional<UsdPerHour> price;    // us-east-1 on-demand, per instance
+  std::optional<UsdPerHour> price_reserved;  // effective 1-year reserved / savings-plan rate
+  TcoSpec tco;                        // owned-fleet capex and maintenance
   SystemEnergySpec energy;            // host power per instance, switch and scale-out energy
 
   int instances() const { return chips / chips_per_instance; }  // the loader checks divisibility

@@ -102,7 +102,7 @@ GpuSystemSpec load_gpu_system(std::string_view name_or_path) {
   const std::string text = gpu_text(name_or_path, source);
   YamlMap m(parse_yaml(text, source), source, "",
             {"kind", "name", "gpu", "gpus", "gpus_per_instance", "nvlink_domain", "scale_out", "price",
-             "price_reserved", "energy"});
+             "price_reserved", "energy", "tco"});
   if (m.text("kind") != "gpu_system") m.fail_key("kind", "gpu_system (a GPU file says gpu)");
   GpuSystemSpec s;
   s.source_file = source;
@@ -120,6 +120,7 @@ GpuSystemSpec load_gpu_system(std::string_view name_or_path) {
   s.price = m.optional_quantity<UsdPerHour>("price");
   s.price_reserved = m.optional_quantity<UsdPerHour>("price_reserved");
   s.energy = read_system_energy(m.map("energy", {"host_power_per_instance", "switch_per_byte", "scale_out_per_byte"}));
+  s.tco = read_tco(m.map("tco", {"capex_per_chip", "capex_per_instance", "network_per_instance", "maintenance_per_year"}));
   m.done();
   return s;
 }

@@ -53,6 +53,7 @@ struct GpuSystemSpec {
   std::optional<UsdPerHour> price;           // on-demand per instance (us-east-1)
   std::optional<UsdPerHour> price_reserved;  // effective reserved / savings-plan rate
   SystemEnergySpec energy;
+  TcoSpec tco;
 };
 
 bool is_gpu_system(std::string_view name_or_path);  // a preset in configs/gpus or a file with gpus:

@@ -139,7 +139,7 @@ ScaleOutSpec read_scale_out(YamlMap m) {
 SystemSpec parse_system(const std::string& yaml, const std::string& source,
                         const std::filesystem::path& base_dir) {
   YamlMap m(parse_yaml(yaml, source), source, "",
-            {"name", "chip", "chips", "chips_per_instance", "topology", "scale_out", "price", "energy"});
+            {"name", "chip", "chips", "chips_per_instance", "topology", "scale_out", "price", "price_reserved", "energy", "tco"});
   SystemSpec s;
   s.source_file = source;
   s.name = m.text("name");
@@ -153,6 +153,8 @@ SystemSpec parse_system(const std::string& yaml, const std::string& source,
                              s.chips);
   s.scale_out = read_scale_out(m.map("scale_out", {"kind", "bandwidth_per_instance", "latency"}));
   s.price = m.optional_quantity<UsdPerHour>("price");
+  s.price_reserved = m.optional_quantity<UsdPerHour>("price_reserved");
+  if (m.has("tco")) s.tco = read_tco(m.map("tco", {"capex_per_chip", "capex_per_instance", "network_per_instance", "maintenance_per_year"}));
   if (m.has("energy"))
     s.energy = read_system_energy(m.map("energy", {"host_power_per_instance", "switch_per_byte", "scale_out_per_byte"}));
   m.done();
