@@ -10,6 +10,7 @@ from trnsim.kernels import KernelBuilder, kernel, kernel_list, run
 from trnsim.compiler import CompiledModel, compile_onnx, load_compiled, supported_ops
 from trnsim.tensor_parallel import run_tensor_parallel
 from trnsim.gpu import gpu_offline
+from trnsim.llm import llm, llm_model, llm_models
 
 __version__ = _core.__version__
 
@@ -19,6 +20,7 @@ __all__ += ["collective", "collective_run", "collective_algorithms", "collective
 __all__ += ["kernel", "kernel_list", "run", "KernelBuilder"]
 __all__ += ["compile_onnx", "CompiledModel", "supported_ops", "load_compiled"]
 __all__ += ["gpu_offline"]
+__all__ += ["llm", "llm_model", "llm_models"]
 
 # PyTorch front end (issue 4): trnsim.trace, and torch.compile(backend="trnsim") registered with
 # TorchDynamo once torch._dynamo is imported, so `import trnsim` never imports torch itself.
