@@ -17,13 +17,7 @@ from pathlib import Path
 
 import trnsim
 
-# Public architectures (Hugging Face config.json of meta-llama/Llama-3.1-8B and Llama-3.3-70B).
-MODELS = {
-    "Llama-3.1-8B": {"name": "Llama-3.1-8B", "hidden": 4096, "intermediate": 14336, "layers": 32, "heads": 32,
-                     "kv_heads": 8, "head_dim": 128, "vocab": 128256},
-    "Llama-3.3-70B": {"name": "Llama-3.3-70B", "hidden": 8192, "intermediate": 28672, "layers": 80, "heads": 64,
-                      "kv_heads": 8, "head_dim": 128, "vocab": 128256},
-}
+MODELS = {"Llama-3.1-8B": "llama-3.1-8b", "Llama-3.3-70B": "llama-3.3-70b"}  # configs/models presets
 SYSTEMS = {"H100 SXM": "p5.48xlarge", "H200 SXM": "p5en.48xlarge"}
 
 

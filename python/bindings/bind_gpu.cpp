@@ -1,6 +1,5 @@
-// Python bindings of the GPU baseline: trnsim._core.gpu. A model is passed as JSON text of
-// ModelDesc's fields (as in a Hugging Face config.json's names: hidden, intermediate, layers,
-// heads, kv_heads, head_dim, vocab); results come back as JSON text.
+// Python bindings of the GPU baseline: trnsim._core.gpu. A model is a preset of configs/models
+// or a config.json path (workloads::load_model); results come back as JSON text.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
@@ -16,22 +15,6 @@ using namespace trnsim::workloads;
 
 namespace {
 
-ModelDesc model_from_json(const std::string& text) {
-  const auto j = nlohmann::json::parse(text);
-  ModelDesc m;
-  m.name = j.value("name", "model");
-  m.family = j.value("family", "llama");
-  m.hidden = j.at("hidden");
-  m.intermediate = j.at("intermediate");
-  m.layers = j.at("layers");
-  m.heads = j.at("heads");
-  m.kv_heads = j.value("kv_heads", m.heads);
-  m.head_dim = j.value("head_dim", m.hidden / m.heads);
-  m.vocab = j.at("vocab");
-  m.tie_embeddings = j.value("tie_embeddings", false);
-  return m;
-}
-
 std::string offline(const std::string& model, const std::string& system, int tp, const std::string& dtype,
                     const std::string& weights, const std::string& kv_dtype, int64_t input, int64_t output,
                     int64_t max_batch, int64_t max_num_tokens) {
@@ -41,7 +24,7 @@ std::string offline(const std::string& model, const std::string& system, int tp,
   d.dtype = dtype;
   d.weights = weights;
   d.kv_dtype = kv_dtype;
-  const auto cost = make_gpu_step_cost(model_from_json(model), d);
+  const auto cost = make_gpu_step_cost(load_model(model), d);
   OfflineOptions o;
   o.input_tokens = input;
   o.output_tokens = output;

@@ -3,9 +3,8 @@ decoder LLM from the per-op roofline (src/trnsim/workloads/gpu_step_cost.h).
 
 ``gpu_offline(model, "p5.48xlarge", tp=1, dtype="fp8", input_tokens=128, output_tokens=128)``
 returns a dict (kind "llm": ``output_tokens_per_s``, ``batch``, ``step_time_s``,
-``energy_per_output_token_j``, ``average_power_w``, ``breakdown_s``). ``model`` is a dict of
-ModelDesc fields (``hidden``, ``intermediate``, ``layers``, ``heads``, ``kv_heads``, ``head_dim``,
-``vocab``) or a Hugging Face ``config.json`` dict (``hidden_size``, ...).
+``energy_per_output_token_j``, ``average_power_w``, ``breakdown_s``). ``model`` is a preset of
+configs/models ("llama-3.1-8b") or a Hugging Face ``config.json`` path.
 """
 from __future__ import annotations
 
@@ -15,15 +14,9 @@ from trnsim import _core
 
 __all__ = ["gpu_offline"]
 
-_HF = {"hidden_size": "hidden", "intermediate_size": "intermediate", "num_hidden_layers": "layers",
-       "num_attention_heads": "heads", "num_key_value_heads": "kv_heads", "vocab_size": "vocab",
-       "tie_word_embeddings": "tie_embeddings"}
-
-
-def gpu_offline(model: dict, system: str, tp: int = 1, dtype: str = "fp8", weights: str | None = None,
+def gpu_offline(model: str, system: str, tp: int = 1, dtype: str = "fp8", weights: str | None = None,
                 kv_dtype: str | None = None, input_tokens: int = 128, output_tokens: int = 128,
                 max_batch: int = 2048, max_num_tokens: int = 8192) -> dict:
-    m = {_HF.get(k, k): v for k, v in model.items()}
-    text = _core.gpu.offline(json.dumps(m), system, tp, dtype, weights or dtype, kv_dtype or dtype,
+    text = _core.gpu.offline(model, system, tp, dtype, weights or dtype, kv_dtype or dtype,
                              input_tokens, output_tokens, max_batch, max_num_tokens)
     return json.loads(text)

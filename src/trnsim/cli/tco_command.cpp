@@ -9,12 +9,18 @@
 #include "trnsim/analysis/tco.h"
 #include "trnsim/cli/command.h"
 #include "trnsim/common/error.h"
+#include "trnsim/hw/gpu_spec.h"
+#include "trnsim/workloads/gpu_step_cost.h"
+#include "trnsim/workloads/offline_throughput.h"
 
 namespace trnsim::cli {
 namespace {
 
 struct TcoArgs {
   std::string system, result;
+  workloads::Deployment d;   // --model: an offline (max-load) run of this deployment
+  std::string model;
+  workloads::OfflineOptions offline;
   analysis::TcoOptions o;
   bool json = false;
 };
@@ -34,9 +40,23 @@ nlohmann::json read_result(const std::string& path) {
   }
 }
 
+// --model: the steady state of an offline run (workloads/offline_throughput.h) on the GPU
+// baseline or the Trainium LLM cost model.
+analysis::WorkloadFacts offline_workload(TcoArgs a) {
+  a.d.system = a.system;
+  const workloads::ModelDesc m = workloads::load_model(a.model);
+  const auto cost = hw::is_gpu_system(a.system) ? workloads::make_gpu_step_cost(m, a.d) : workloads::make_step_cost(m, a.d);
+  const workloads::OfflineThroughput r = workloads::offline_throughput(*cost, a.offline);
+  const double t = r.step.time.value() * 1e-9;
+  fmt::print(stderr, "trnsim: offline {}/{} tokens: batch {} ({}), {:.4g} output tokens/s per replica of {} chips\n",
+             a.offline.input_tokens, a.offline.output_tokens, r.batch, r.limit, r.output_tokens_per_s, cost->chips());
+  return {"tokens", r.output_tokens_per_s, cost->chips(), t > 0 ? r.step.energy.value() / t : 0.0};
+}
+
 int run(const TcoArgs& a) {
   const analysis::SystemCostFacts s = analysis::load_cost_facts(a.system);
-  const analysis::WorkloadFacts w = analysis::workload_from_json(read_result(a.result), a.result);
+  const analysis::WorkloadFacts w =
+      a.model.empty() ? analysis::workload_from_json(read_result(a.result), a.result) : offline_workload(a);
   const analysis::TcoResult r = analysis::tco(s, w, a.o);
   if (a.json) {
     std::cout << r.json.dump(2) << "\n";
@@ -63,8 +83,18 @@ Register reg{{"tco",
                     ->capture_default_str();
                 app.add_option("--storage-usd-per-month", a->o.storage_usd_per_month, "storage per instance and month")->capture_default_str();
                 app.add_flag("--json", a->json, "print the result as JSON (kind tco)");
+                auto* model = app.add_option("--model", a->model, "workload: an offline run of this model (configs/models preset or config.json)")
+                                  ->excludes(res);
+                app.add_option("--tp", a->d.tp, "with --model: tensor-parallel degree")->capture_default_str();
+                app.add_option("--dtype", a->d.dtype, "with --model: matmul dtype (bf16, fp8)")->capture_default_str();
+                app.add_option("--weights", a->d.weights, "with --model: weight dtype")->capture_default_str();
+                app.add_option("--kv-dtype", a->d.kv_dtype, "with --model: KV-cache dtype")->capture_default_str();
+                app.add_option("--input", a->offline.input_tokens, "with --model: prompt tokens")->capture_default_str();
+                app.add_option("--output", a->offline.output_tokens, "with --model: output tokens")->capture_default_str();
+                (void)model;
                 return [a] {
-                  if (a->result.empty()) throw ConfigError("tco: give a workload result with --result, --serve or --train");
+                  if (a->result.empty() && a->model.empty())
+                    throw ConfigError("tco: give a workload: --result/--serve/--train RESULT.json, or --model M for an offline run");
                   return run(*a);
                 };
               },

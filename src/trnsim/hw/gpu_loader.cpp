@@ -85,7 +85,7 @@ TFlops GpuSpec::peak(numerics::DType t) const {
 }
 
 bool is_gpu_system(std::string_view name_or_path) {
-  if (!is_path(name_or_path)) return find_preset(PresetKind::Gpu, name_or_path) != nullptr;
+  if (!is_path(name_or_path) && !find_preset(PresetKind::Gpu, name_or_path)) return false;
   std::string source;
   const YAML::Node n = parse_yaml(gpu_text(name_or_path, source), source);
   return n.IsMap() && n["kind"] && n["kind"].as<std::string>("") == "gpu_system";

@@ -19,23 +19,8 @@ using namespace trnsim::workloads;
 
 namespace {
 
-// Public architectures (Hugging Face config.json of meta-llama/Llama-3.1-8B and Llama-3.3-70B).
-ModelDesc llama(int64_t hidden, int64_t inter, int64_t layers, int64_t heads, const char* name) {
-  ModelDesc m;
-  m.name = name;
-  m.family = "llama";
-  m.hidden = hidden;
-  m.intermediate = inter;
-  m.layers = layers;
-  m.heads = heads;
-  m.kv_heads = 8;
-  m.head_dim = 128;
-  m.vocab = 128256;
-  m.max_positions = 131072;
-  return m;
-}
-ModelDesc llama_8b() { return llama(4096, 14336, 32, 32, "Llama-3.1-8B"); }
-ModelDesc llama_70b() { return llama(8192, 28672, 80, 64, "Llama-3.3-70B"); }
+ModelDesc llama_8b() { return load_model("llama-3.1-8b"); }
+ModelDesc llama_70b() { return load_model("llama-3.3-70b"); }
 
 Deployment fp8(const char* system, int tp) {
   Deployment d;
