@@ -18,7 +18,7 @@ std::optional<double> usd(const std::optional<UsdPerHour>& p) {
 
 SystemCostFacts cost_facts(const hw::SystemSpec& s) {
   SystemCostFacts f{s.name, s.chips_per_instance, usd(s.price), usd(s.price_reserved), s.tco};
-  f.chip_tdp_w = s.chip.power ? s.chip.power->value() : 0;
+  f.chip_tdp_w = s.chip.power ? s.chip.power->value() : s.chip.energy.full_power.value();
   f.chip_static_w = s.chip.energy.static_power.value();
   f.host_w = s.energy.host_power_per_instance.value();
   return f;
@@ -93,6 +93,8 @@ TcoResult tco(const SystemCostFacts& s, const WorkloadFacts& w, const TcoOptions
 
   // Power: the replica's chips at their measured power while busy, static power otherwise, plus hosts.
   const double busy_chip_w = w.busy_power_w > 0 ? w.busy_power_w / w.chips : s.chip_tdp_w;
+  if (!(busy_chip_w > 0))
+    throw ConfigError(fmt::format("{}: no chip power to cost: the result has no average_power_w and the chip no power figure", s.name));
   const double chip_w = busy_chip_w * o.utilisation + s.chip_static_w * (1 - o.utilisation);
   const double server_w = chip_w * s.chips_per_instance + s.host_w;
   const double facility_w = server_w * o.pue;

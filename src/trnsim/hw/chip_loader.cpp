@@ -191,7 +191,7 @@ ChipSpec parse_chip(const std::string& yaml, const std::string& source) {
     m.fail_key("sparse_tflops", "no entries when core.tensor.sparse_4_16 is false");
   c.power = m.optional_quantity<Watts>("power");
   if (m.has("energy"))
-    c.energy = read_energy(m.map("energy", {"static_power", "tensor_per_mac", "vector_per_element",
+    c.energy = read_energy(m.map("energy", {"full_power", "static_power", "tensor_per_mac", "vector_per_element",
                                             "scalar_per_element", "gpsimd_per_element", "sbuf_per_byte",
                                             "psum_per_byte", "hbm_per_byte", "link_per_byte",
                                             "operating_points"}),

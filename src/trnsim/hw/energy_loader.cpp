@@ -7,7 +7,9 @@ namespace trnsim::hw {
 EnergySpec read_energy(YamlMap m, const std::set<numerics::DType>& runnable) {
   EnergySpec e;
   e.modelled = true;
+  e.full_power = m.quantity<Watts>("full_power");
   e.static_power = m.quantity<Watts>("static_power");
+  if (!(e.static_power < e.full_power)) m.fail_key("static_power", "less than full_power");
   YamlMap macs = m.any_map("tensor_per_mac");
   for (auto& [k, v] : macs.entries()) {
     const std::string field = macs.field(k.Scalar());

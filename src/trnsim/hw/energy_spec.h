@@ -22,6 +22,7 @@ struct OperatingPoint {
 
 struct EnergySpec {
   bool modelled = false;            // false: the chip file has no energy block (no figures)
+  Watts full_power;                 // at 100% TensorE (bf16, all cores): what the coefficients are sized for
   Watts static_power;               // idle + leakage of the whole chip at the top point
   std::map<numerics::DType, Joules> tensor_per_mac;  // one multiply-add on the PE array
   Joules vector_per_element, scalar_per_element, gpsimd_per_element;
