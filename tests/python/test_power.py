@@ -83,3 +83,42 @@ def test_tco_without_a_price_says_so(tmp_path):
     assert j["cloud"]["usd_per_million_tokens"] is None and "--price" in j["cloud"]["note"]
     p = cli("tco", "--system", "trn2.48xlarge", "--result", str(tmp_path / "missing.json"))
     assert p.returncode == 2 and "missing.json" in p.stderr
+
+
+@pytest.fixture(scope="module")
+def mlp(tmp_path_factory):
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(0)
+    w1 = numpy_helper.from_array(rng.standard_normal((512, 1024)).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array(rng.standard_normal((1024, 512)).astype(np.float32), "w2")
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w1"], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
+         helper.make_node("MatMul", ["r", "w2"], ["y"])], "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [256, 512])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [256, 512])], [w1, w2])
+    path = tmp_path_factory.mktemp("mlp") / "mlp.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return str(path)
+
+
+def test_run_energy_clock_scale_and_power_cap(mlp):
+    top = cli_json("run", mlp, "--dtype", "bf16", "--timing-only")
+    assert top["kind"] == "run" and top["clock_scale"] == 1
+    assert top["energy_j"] == pytest.approx(sum(top["energy_by_unit_j"].values()), rel=1e-12)
+    assert top["energy_by_unit_j"]["static"] == pytest.approx(150 * top["time_s"], rel=1e-9)
+    slow = cli_json("run", mlp, "--dtype", "bf16", "--timing-only", "--clock-scale", "0.8")
+    assert slow["clock_scale"] == 0.8 and slow["time_s"] > top["time_s"]
+    cap = 0.95 * top["average_power_w"]
+    capped = cli_json("run", mlp, "--dtype", "bf16", "--timing-only", "--power-cap", str(cap))
+    assert capped["power_cap"]["met"]
+    assert cap * 0.99 <= capped["average_power_w"] <= cap * (1 + 1e-9)
+
+
+def test_tensor_parallel_run_energy(mlp):
+    j = cli_json("run", mlp, "--dtype", "bf16", "--timing-only", "--system", "trn2.48xlarge", "--tp", "2")
+    assert j["kind"] == "run"
+    assert j["energy_j"] == pytest.approx(sum(j["energy_by_unit_j"].values()), rel=1e-12)
+    assert j["energy_by_unit_j"]["static"] == pytest.approx(2 * 150 * j["time_s"], rel=1e-9)
+    assert j["energy_by_unit_j"]["NeuronLink"] > 0
