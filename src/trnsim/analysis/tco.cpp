@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "trnsim/common/error.h"
+#include "trnsim/hw/preset_registry.h"
 #include "trnsim/hw/spec_loader.h"
 
 namespace trnsim::analysis {
@@ -33,6 +34,9 @@ SystemCostFacts cost_facts(const hw::GpuSystemSpec& s) {
 }
 
 SystemCostFacts load_cost_facts(const std::string& system) {
+  if (!hw::is_path(system) && !hw::find_preset(hw::PresetKind::System, system) && !hw::is_gpu_system(system))
+    throw ConfigError(fmt::format("no system named '{}' (Trainium: {}; GPU presets: {})", system,
+                                  hw::preset_list(hw::PresetKind::System), hw::preset_list(hw::PresetKind::Gpu)));
   return hw::is_gpu_system(system) ? cost_facts(hw::load_gpu_system(system)) : cost_facts(hw::load_system(system));
 }
 
