@@ -9,6 +9,7 @@ from trnsim.collectives import collective, collective_algorithms, collective_ops
 from trnsim.kernels import KernelBuilder, kernel, kernel_list, run
 from trnsim.compiler import CompiledModel, compile_onnx, load_compiled, supported_ops
 from trnsim.tensor_parallel import run_tensor_parallel
+from trnsim.gpu import gpu_offline
 from trnsim.llm import llm, llm_model, llm_models
 from trnsim.train import train
 from trnsim.serve import serve, serve_options
@@ -21,6 +22,7 @@ __all__ += ["collective", "collective_run", "collective_algorithms", "collective
 __all__ += ["kernel", "kernel_list", "run", "KernelBuilder"]
 __all__ += ["compile_onnx", "CompiledModel", "supported_ops", "load_compiled"]
 __all__ += ["train"]
+__all__ += ["gpu_offline"]
 __all__ += ["llm", "llm_model", "llm_models"]
 __all__ += ["serve", "serve_options"]
 

@@ -63,6 +63,11 @@ int run(KernelCli& c) {
     std::cout << r.to_json().dump(2) << "\n";
   } else {
     fmt::print("{}", report::format_table(r.summary));
+    if (r.power_cap_w > 0)
+      fmt::print("  power cap     {:g} W: clock scale {:.4f} (voltage {:.4f}), {:.1f} W -> {:.1f} W, time {:.3f} us -> {:.3f} us{}\n",
+                 r.power_cap_w, r.chip.energy.clock_scale, r.chip.energy.voltage_scale, r.throttle.at_top.power_w(),
+                 r.summary.energy.average_power_w, r.throttle.at_top.time_s * 1e6, r.summary.time_s * 1e6,
+                 r.throttle.met ? "" : " (CAP NOT MET at the lowest operating point)");
     print_checks(r);
     if (!r.trace_path.empty())
       fmt::print("trace written to {} ({} events, {:.1f} MiB): open it at https://ui.perfetto.dev\n", r.trace_path,
@@ -96,6 +101,10 @@ Register reg{{"kernel",
                 app.add_option("--trace", c->run.trace_path, "write a Perfetto / Chrome trace JSON here");
                 app.add_option("--seed", c->run.seed, "seed of the random inputs")->capture_default_str();
                 app.add_flag("--json", c->json, "print the summary as JSON");
+                app.add_option("--clock-scale", c->run.clock_scale,
+                               "run at this fraction of the published clocks (a DVFS operating point)")->capture_default_str();
+                app.add_option("--power-cap", c->run.power_cap_w,
+                               "chip power cap in W: throttle the clocks until the average power fits");
                 app.add_flag("--list", c->list, "list the kernels and their options");
                 return [c] { return run(*c); };
               },

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "trnsim/cli/command.h"
+#include "trnsim/hw/gpu_spec.h"
 #include "trnsim/hw/preset_registry.h"
 #include "trnsim/hw/specs_report.h"
 
@@ -106,6 +107,22 @@ void print_systems(const std::vector<SystemSpec>& systems) {
   t.print();
 }
 
+// GPU peers (configs/gpus): the systems of the baseline with their GPUs' figures.
+void print_gpu_systems() {
+  Table t("llrrrrrrr", {"GPU system", "GPU", "GPUs", "NVLink domain", "bf16 PFLOPS", "fp8 PFLOPS", "HBM GB", "TDP W",
+                        "USD/h"});
+  for (const auto& name : hw::preset_names(hw::PresetKind::Gpu)) {
+    if (!hw::is_gpu_system(name)) continue;
+    const hw::GpuSystemSpec s = hw::load_gpu_system(name);
+    auto pf = [&](DType d) { return s.gpu.dense_tflops.count(d) ? num(s.gpu.dense_tflops.at(d).value() * s.gpus / 1e3) : "-"; };
+    t.add({s.name, s.gpu.name, std::to_string(s.gpus), std::to_string(s.nvlink_domain), pf(DType::BF16), pf(DType::F8E4M3),
+           num(s.gpu.hbm.capacity.value() * s.gpus / 1e9), num(s.gpu.power.value()),
+           s.price ? fmt::format("{:.2f}", s.price->value()) : "-"});
+  }
+  fmt::print("GPU peers (configs/gpus): dense peaks and HBM over all GPUs; price per instance\n");
+  t.print();
+}
+
 struct Options {
   std::vector<std::string> chips, systems;
   std::string show;
@@ -134,6 +151,10 @@ Register reg{{"specs",
                   if (!sel.chips.empty()) print_chips(sel.chips);
                   if (!sel.chips.empty() && !sel.systems.empty()) fmt::print("\n");
                   if (!sel.systems.empty()) print_systems(sel.systems);
+                  if (opt->chips.empty() && opt->systems.empty()) {
+                    fmt::print("\n");
+                    print_gpu_systems();
+                  }
                   return 0;
                 };
               },

@@ -16,6 +16,7 @@ CollectiveRunner::CollectiveRunner(const hw::SystemSpec& sys, const CollectiveOp
     throw UnsupportedError(fmt::format("collectives run on whole-byte float dtypes (fp32, bf16, fp16, fp8); got {}",
                                        di.name));
   elem_bytes_ = di.bits / 8;
+  static_power_w_ = sys.chip.energy.modelled ? sys.chip.energy.static_power.value() * sys.chip.energy.voltage_scale : -1;
   const int rpc = o.ranks_per_chip > 0 ? o.ranks_per_chip : sys.chip.neuron_cores;
   costs_ = collective_costs(sys, o.dtype, rpc, o.launch);
   fabric::FabricOptions fo;
@@ -59,6 +60,13 @@ CollectiveResult CollectiveRunner::time(int64_t size) {
   r.steps = c.timing.steps;
   r.fixed_s = c.timing.fixed.value() * 1e-9;
   r.bytes_sent_per_rank = c.timing.max_bytes_sent_per_rank;
+  if (static_power_w_ >= 0) {
+    const fabric::LinkEnergy& e = c.timing.energy;
+    const double static_j = static_power_w_ * fabric_->chips_used() * r.time_s;
+    r.energy_by_unit_j = {{"HBM", e.hbm_j}, {"NeuronLink", e.neuronlink_j}, {"switch", e.switch_j},
+                          {"EFA", e.scale_out_j}, {"static", static_j}};
+    r.energy_j = e.total() + static_j;
+  }
   return r;
 }
 

@@ -2,6 +2,7 @@
 // a job (op, ranks, system, dtype, algorithm) timed at a list of sizes, or run on real data.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,11 @@ struct CollectiveResult {
   int steps = 0;
   double fixed_s = 0;          // launch and per-step fixed costs within time_s
   int64_t bytes_sent_per_rank = 0;  // the busiest rank's
+  // Energy: the transfers' (fabric::LinkEnergy) plus the static power of the chips used over
+  // time_s; empty energy_by_unit_j when the chip has no energy model. Steps are synchronous
+  // and no power timeline is kept, so the peak reported is the average.
+  double energy_j = 0;
+  std::map<std::string, double> energy_by_unit_j;  // "HBM", "NeuronLink", "switch", "EFA", "static"
 };
 
 class CollectiveRunner {
@@ -57,6 +63,7 @@ class CollectiveRunner {
  private:
   CollectiveOptions opt_;
   int elem_bytes_;
+  double static_power_w_ = -1;  // per chip; < 0: no energy model
   CollectiveCosts costs_;
   std::unique_ptr<fabric::Fabric> fabric_;
   std::unique_ptr<ScheduleTimer> timer_;

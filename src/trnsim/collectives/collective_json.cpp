@@ -18,7 +18,11 @@ nlohmann::json to_json(const CollectiveResult& r, const std::string& system, int
           {"busbw_gbps", r.busbw_gbps},
           {"algorithm", r.algorithm},
           {"steps", r.steps},
-          {"fixed_s", r.fixed_s}};
+          {"fixed_s", r.fixed_s},
+          {"energy_j", r.energy_by_unit_j.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.energy_j)},
+          {"average_power_w", r.energy_by_unit_j.empty() || r.time_s <= 0 ? nlohmann::json(nullptr) : nlohmann::json(r.energy_j / r.time_s)},
+          {"peak_power_w", r.energy_by_unit_j.empty() || r.time_s <= 0 ? nlohmann::json(nullptr) : nlohmann::json(r.energy_j / r.time_s)},
+          {"energy_by_unit_j", r.energy_by_unit_j.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.energy_by_unit_j)}};
 }
 
 }  // namespace trnsim::collectives

@@ -9,6 +9,7 @@ ScheduleTimer::StepCost ScheduleTimer::simulate(const std::vector<Transfer>& ste
   const int n = net_.ranks();
   std::vector<int> sends(n, 0);
   std::vector<double> reduced(n, 0.0);  // bytes each rank adds
+  fabric::LinkEnergy energy;
   net_.reset();
   for (size_t i = 0; i < step.size(); ++i) {
     const Transfer& t = step[i];
@@ -16,6 +17,7 @@ ScheduleTimer::StepCost ScheduleTimer::simulate(const std::vector<Transfer>& ste
     ++sends[t.src];
     if (t.reduce) reduced[t.dst] += bytes;
     net_.send(t.src, t.dst, Bytes(bytes), sim::Time(), i);
+    net_.tally_energy(t.src, t.dst, bytes, energy);
   }
   sim::Time end;
   while (net_.advance(delivered_)) end = net_.now();
@@ -32,7 +34,7 @@ ScheduleTimer::StepCost ScheduleTimer::simulate(const std::vector<Transfer>& ste
   const int busiest = *std::max_element(sends.begin(), sends.end());
   const int rounds = (busiest + costs_.dma_rings_per_rank - 1) / costs_.dma_rings_per_rank;
   const Nanoseconds fixed = costs_.sync_handshake + costs_.cc_step + costs_.descriptor_setup * rounds;
-  return {fixed, fixed + Nanoseconds(t_net + tail)};
+  return {fixed, fixed + Nanoseconds(t_net + tail), energy};
 }
 
 ScheduleTiming ScheduleTimer::time(const ISchedule& schedule) {
@@ -65,6 +67,7 @@ ScheduleTiming ScheduleTimer::time(const ISchedule& schedule) {
     }
     out.total += cost->total;
     out.fixed += cost->fixed;
+    out.energy += cost->energy;
     ++out.steps;
     out.transfers += static_cast<int64_t>(step.size());
   }

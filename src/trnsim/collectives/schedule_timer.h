@@ -27,6 +27,7 @@ struct ScheduleTiming {
   int simulated_steps = 0;      // distinct steps run through the network
   int64_t transfers = 0;        // over all steps
   int64_t max_bytes_sent_per_rank = 0;  // over the whole collective (for closed-form checks)
+  fabric::LinkEnergy energy;    // of every transfer (INetwork::tally_energy)
 };
 
 class ScheduleTimer {
@@ -38,6 +39,7 @@ class ScheduleTimer {
  private:
   struct StepCost {
     Nanoseconds fixed, total;
+    fabric::LinkEnergy energy;
   };
   StepCost simulate(const std::vector<Transfer>& step);
 

@@ -29,7 +29,7 @@ template <class Tag>
 constexpr Quantity<Tag> operator*(double k, Quantity<Tag> q) { return q * k; }
 
 // Canonical units: bytes; nanoseconds; GB/s (= bytes per ns); GHz (= cycles per ns);
-// TFLOPS (10^12 FLOP/s); watts; joules; US dollars per hour.
+// TFLOPS (10^12 FLOP/s); watts; joules; US dollars per hour; US dollars.
 using Bytes = Quantity<struct BytesTag>;
 using Nanoseconds = Quantity<struct NanosecondsTag>;
 using GBps = Quantity<struct GBpsTag>;
@@ -38,6 +38,7 @@ using TFlops = Quantity<struct TFlopsTag>;
 using Watts = Quantity<struct WattsTag>;
 using Joules = Quantity<struct JoulesTag>;
 using UsdPerHour = Quantity<struct UsdPerHourTag>;
+using Usd = Quantity<struct UsdTag>;
 
 constexpr Nanoseconds operator/(Bytes b, GBps bw) { return Nanoseconds(b.value() / bw.value()); }
 constexpr GBps operator/(Bytes b, Nanoseconds t) { return GBps(b.value() / t.value()); }

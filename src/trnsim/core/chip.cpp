@@ -17,7 +17,8 @@ Chip::Chip(const hw::ChipSpec& spec, const isa::Program& program, const RunOptio
       opts_(opts),
       sems_(queue_, program.semaphores),
       net_(queue_, &Chip::on_flow_done, this),
-      hbm_(program, opts.mode == Mode::Functional, inputs) {
+      hbm_(program, opts.mode == Mode::Functional, inputs),
+      energy_(spec.energy) {
   hbm_res_ = net_.add_resource("hbm", spec.hbm.bandwidth);
   sem_latency_ = Time::from(spec.core.semaphore_latency);
   if (opts.record_instructions) records_.reserve(program.instruction_count());
@@ -44,6 +45,21 @@ void Chip::run() {
                             program_.name, queue_.now().us(), blocked));
 }
 
+EnergyReport Chip::energy_report(const RunResult& r) const {
+  EnergyReport e;
+  e.modelled = energy_.modelled();
+  if (!e.modelled) return e;
+  e.static_w = energy_.static_power_w();
+  e.static_j = e.static_w * r.total.ps() * 1e-12;
+  e.hbm_j = hbm_energy_j_;
+  e.total_j = e.static_j + e.hbm_j;
+  for (const auto& u : r.units) e.total_j += u.energy_j;
+  e.bin_ps = timeline_.bin_ps();
+  e.bins_j = timeline_.bins_j();
+  e.peak_w = e.static_w + timeline_.peak_w(r.total.ps());
+  return e;
+}
+
 RunResult Chip::result() {
   RunResult r;
   r.total = last_end_;
@@ -53,10 +69,11 @@ RunResult Chip::result() {
     for (auto& u : c->units()) {
       const auto& k = u->counters();
       if (k.instructions == 0) continue;
-      r.units.push_back(UnitStats{u->id(), k.busy_ps, k.instructions, k.flops, k.bytes});
+      r.units.push_back(UnitStats{u->id(), k.busy_ps, k.instructions, k.flops, k.bytes, k.energy_j});
       r.instructions += k.instructions;
       if (u->id().engine == isa::Engine::Tensor) r.tensor_flops += k.flops;
     }
+  r.energy = energy_report(r);
   if (functional())
     for (uint32_t i = 0; i < program_.tensors.size(); ++i)
       if (program_.tensors[i].kind == isa::HbmTensor::Kind::Output)

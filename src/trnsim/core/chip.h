@@ -4,7 +4,9 @@
 #include <memory>
 #include <vector>
 
+#include "trnsim/core/energy_model.h"
 #include "trnsim/core/hbm.h"
+#include "trnsim/core/power_timeline.h"
 #include "trnsim/core/run.h"
 #include "trnsim/core/semaphores.h"
 #include "trnsim/hw/chip_spec.h"
@@ -37,9 +39,16 @@ class Chip {
   std::vector<InstructionRecord>& records() { return records_; }
   sim::Time semaphore_latency() const { return sem_latency_; }
   void note_end(sim::Time t) { if (last_end_ < t) last_end_ = t; }
+  const EnergyModel& energy_model() const { return energy_; }
+  // An instruction's dynamic energy: its unit's part and the HBM accesses it caused.
+  void add_energy(sim::Time start, sim::Time end, double unit_j, double hbm_j) {
+    hbm_energy_j_ += hbm_j;
+    timeline_.add(start.ps(), end.ps(), unit_j + hbm_j);
+  }
 
  private:
   static void on_flow_done(void* ctx, sim::Time now, uint64_t tag);
+  EnergyReport energy_report(const RunResult& r) const;
 
   const hw::ChipSpec& spec_;
   const isa::Program& program_;
@@ -52,6 +61,9 @@ class Chip {
   sim::Time sem_latency_;
   sim::Time last_end_;
   std::vector<InstructionRecord> records_;
+  EnergyModel energy_;
+  PowerTimeline timeline_;
+  double hbm_energy_j_ = 0;
   std::vector<std::unique_ptr<NeuronCore>> cores_;
 };
 

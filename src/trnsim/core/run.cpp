@@ -1,5 +1,7 @@
 #include "trnsim/core/run.h"
 
+#include <algorithm>
+
 #include "trnsim/core/chip.h"
 #include "trnsim/isa/validate.h"
 
@@ -9,6 +11,27 @@ const UnitStats* RunResult::unit(uint16_t core, isa::Engine e, uint16_t queue) c
   for (const auto& u : units)
     if (u.unit.core == core && u.unit.engine == e && (e != isa::Engine::Dma || u.unit.queue == queue)) return &u;
   return nullptr;
+}
+
+std::map<std::string, double> RunResult::energy_by_unit() const {
+  std::map<std::string, double> m;
+  if (!energy.modelled) return m;
+  for (const char* k : {"TensorE", "VectorE", "ScalarE", "GpSimd", "DMA"}) m[k] = 0;
+  for (const auto& u : units) m[std::string(isa::engine_name(u.unit.engine))] += u.energy_j;
+  m["HBM"] = energy.hbm_j;
+  m["static"] = energy.static_j;
+  return m;
+}
+
+std::vector<std::pair<sim::Time, double>> RunResult::power_samples() const {
+  std::vector<std::pair<sim::Time, double>> out;
+  for (size_t i = 0; i < energy.bins_j.size(); ++i) {
+    const int64_t start = static_cast<int64_t>(i) * energy.bin_ps;
+    const int64_t width = std::min(energy.bin_ps, total.ps() - start);
+    if (width <= 0) break;
+    out.emplace_back(sim::Time::ps(start), energy.static_w + energy.bins_j[i] / (static_cast<double>(width) * 1e-12));
+  }
+  return out;
 }
 
 const isa::Instruction& RunResult::instruction(const isa::Program& p, const InstructionRecord& r) {

@@ -42,6 +42,21 @@ struct UnitStats {
   uint64_t instructions = 0;
   double flops = 0;             // isa::op_flops summed (TensorE: multiply-adds x2)
   int64_t bytes = 0;            // isa::op_bytes summed
+  double energy_j = 0;          // dynamic energy, SBUF/PSUM accesses included (energy_model.h)
+};
+
+// Energy of a run: the units' dynamic energy, HBM's, and the chip's static power over the run.
+// total_j = static_j + hbm_j + the sum of UnitStats::energy_j.
+struct EnergyReport {
+  bool modelled = false;        // the chip spec has an energy block
+  double total_j = 0;
+  double static_j = 0;
+  double static_w = 0;          // at the operating point run
+  double hbm_j = 0;
+  double peak_w = 0;            // static + the highest dynamic power of any timeline bin
+  int64_t bin_ps = 0;           // timeline bin width
+  std::vector<double> bins_j;   // dynamic energy (units + HBM) per bin
+  double average_w(sim::Time total) const { return total.ps() > 0 ? total_j / (total.ps() * 1e-12) : 0.0; }
 };
 
 struct RunResult {
@@ -53,9 +68,15 @@ struct RunResult {
   uint64_t events = 0;                                // discrete events processed
   double hbm_bytes = 0;                               // bytes through HBM (all cores)
   double tensor_flops = 0;                            // TensorE FLOPs (all cores)
+  EnergyReport energy;
 
   double total_ms() const { return total.ms(); }
   const UnitStats* unit(uint16_t core, isa::Engine e, uint16_t queue = 0) const;
+  // Energy by unit kind: "TensorE", "VectorE", "ScalarE", "GpSimd", "DMA", "HBM", "static";
+  // the values sum to energy.total_j. Empty when the chip has no energy model.
+  std::map<std::string, double> energy_by_unit() const;
+  // (start, watts) of each power-timeline bin: static power plus the bin's dynamic energy.
+  std::vector<std::pair<sim::Time, double>> power_samples() const;
   static const isa::Instruction& instruction(const isa::Program& p, const InstructionRecord& r);
 };
 

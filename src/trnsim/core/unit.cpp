@@ -67,6 +67,11 @@ void Unit::retire(Time start, Time end) {
   ++counters_.instructions;
   counters_.flops += isa::op_flops(ins.op);
   counters_.bytes += isa::op_bytes(ins.op);
+  if (chip_.energy_model().modelled()) {
+    const InstructionEnergy e = chip_.energy_model().of(ins.op, id_.engine);
+    counters_.energy_j += e.unit_j;
+    chip_.add_energy(start, end, e.unit_j, e.hbm_j);
+  }
   if (chip_.record_instructions())
     chip_.records().push_back({start.ps(), end.ps(), static_cast<uint32_t>(pc_), id_.core, id_.engine, id_.queue});
   if (ins.sync.signal >= 0)

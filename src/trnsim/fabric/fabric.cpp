@@ -30,6 +30,10 @@ Fabric::Fabric(const hw::SystemSpec& sys, const FabricOptions& o)
                                   ranks_per_chip_ > 1 ? "s" : "", capacity));
   for (const Link& l : topology_->links())
     net_.add_resource(l.bandwidth);
+  hbm_j_ = sys.chip.energy.hbm_per_byte.value();
+  link_j_ = sys.chip.energy.link_per_byte.value();
+  switch_j_ = sys.energy.switch_per_byte.value();
+  scale_out_j_ = sys.energy.scale_out_per_byte.value();
   if (!(o.chip_dma_bandwidth.value() > 0)) throw ConfigError("fabric: the chip DMA bandwidth must be > 0");
   for (int c = 0; c < topology_->chips(); ++c) net_.add_resource(o.chip_dma_bandwidth);
 }
@@ -63,6 +67,24 @@ void Fabric::path(int src, int dst, std::vector<int>& resources, sim::Time& late
     ns += topology_->links()[l].latency.value();
   }
   latency = sim::Time::from_ns(ns);
+}
+
+void Fabric::tally_energy(int src, int dst, double bytes, LinkEnergy& out) const {
+  if (src == dst) return;
+  out.hbm_j += 2 * bytes * hbm_j_;
+  const int a = chip_of(src), b = chip_of(dst);
+  if (a == b) return;
+  route_.clear();
+  topology_->route(a, b, route_);
+  for (int l : route_) {
+    const std::string& kind = topology_->links()[l].kind;
+    if (kind == "efa-tx") out.scale_out_j += bytes * scale_out_j_;
+    else if (kind == "efa-rx") continue;
+    else {
+      out.neuronlink_j += bytes * link_j_;
+      if (kind.ends_with("up")) out.switch_j += bytes * switch_j_;
+    }
+  }
 }
 
 void Fabric::send(int src, int dst, Bytes bytes, sim::Time at, uint64_t tag) {

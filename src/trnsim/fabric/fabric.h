@@ -49,6 +49,9 @@ class Fabric : public INetwork {
   sim::Time now() const override { return net_.now(); }
   void reset() override { net_.reset(); }
   const FlowNetwork& network() const { return net_; }
+  // HBM at both ends (two ranks of one chip: HBM only), each link traversed (link_per_byte),
+  // each switch crossed (switch_per_byte, counted on the uplink), EFA bytes sent.
+  void tally_energy(int src, int dst, double bytes, LinkEnergy& out) const override;
 
  private:
   std::unique_ptr<ITopology> topology_;
@@ -57,6 +60,7 @@ class Fabric : public INetwork {
   int chips_per_instance_ = 1;
   int chips_per_system_ = 1;
   FlowNetwork net_;
+  double hbm_j_ = 0, link_j_ = 0, switch_j_ = 0, scale_out_j_ = 0;  // per byte
   mutable std::vector<int> route_;
   std::vector<int> scratch_;
 };

@@ -13,6 +13,7 @@
 
 #include "trnsim/common/units.h"
 #include "trnsim/fabric/flow_network.h"
+#include "trnsim/fabric/link.h"
 #include "trnsim/sim/time.h"
 
 namespace trnsim::fabric {
@@ -25,6 +26,9 @@ class INetwork {
   virtual bool advance(std::vector<Delivery>& delivered) = 0;
   virtual sim::Time now() const = 0;
   virtual void reset() = 0;
+  // Adds the energy of moving `bytes` from src to dst to `out` (a network without an energy
+  // model adds nothing).
+  virtual void tally_energy(int src, int dst, double bytes, LinkEnergy& out) const {}
 };
 
 }  // namespace trnsim::fabric

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "trnsim/common/error.h"
+#include "trnsim/hw/energy_loader.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/hw/yaml_fields.h"
 
@@ -160,7 +161,7 @@ CoreSpec read_core(YamlMap m, const DTypeSet& listed) {
 ChipSpec parse_chip(const std::string& yaml, const std::string& source) {
   YamlMap m(parse_yaml(yaml, source), source, "",
             {"name", "display_name", "neuron_cores", "collective_cores", "dtypes", "dense_tflops",
-             "sparse_tflops", "power", "hbm", "link", "core"});
+             "sparse_tflops", "power", "hbm", "link", "core", "energy"});
   ChipSpec c;
   c.source_file = source;
   c.name = m.text("name");
@@ -189,6 +190,12 @@ ChipSpec parse_chip(const std::string& yaml, const std::string& source) {
   if (!c.sparse_tflops.empty() && !c.core.tensor.sparse_4_16)
     m.fail_key("sparse_tflops", "no entries when core.tensor.sparse_4_16 is false");
   c.power = m.optional_quantity<Watts>("power");
+  if (m.has("energy"))
+    c.energy = read_energy(m.map("energy", {"full_power", "static_power", "tensor_per_mac", "vector_per_element",
+                                            "scalar_per_element", "gpsimd_per_element", "sbuf_per_byte",
+                                            "psum_per_byte", "hbm_per_byte", "link_per_byte",
+                                            "operating_points"}),
+                           runnable);
 
   YamlMap hbm = m.map("hbm", {"capacity", "bandwidth"});
   c.hbm.capacity = hbm.quantity<Bytes>("capacity");

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "trnsim/common/units.h"
+#include "trnsim/hw/energy_spec.h"
+#include "trnsim/hw/tco_spec.h"
 #include "trnsim/numerics/dtype.h"
 
 namespace trnsim::hw {
@@ -108,6 +110,7 @@ struct ChipSpec {
   std::map<DType, TFlops> dense_tflops;   // published chip peaks (see the YAML for sources)
   std::map<DType, TFlops> sparse_tflops;
   std::optional<Watts> power;         // typical/peak chip power where a public figure exists
+  EnergySpec energy;                  // energy coefficients and DVFS points (energy_spec.h)
 
   // Peak from the TensorE clock and array size (what the timing model can reach):
   // rows x cols x 2 FLOP x clock x neuron_cores x dtype_rate. Throws UnsupportedError for a
@@ -160,6 +163,9 @@ struct SystemSpec {
   TopologySpec topology;
   ScaleOutSpec scale_out;
   std::optional<UsdPerHour> price;    // us-east-1 on-demand, per instance
+  std::optional<UsdPerHour> price_reserved;  // effective 1-year reserved / savings-plan rate
+  TcoSpec tco;                        // owned-fleet capex and maintenance
+  SystemEnergySpec energy;            // host power per instance, switch and scale-out energy
 
   int instances() const { return chips / chips_per_instance; }  // the loader checks divisibility
 };

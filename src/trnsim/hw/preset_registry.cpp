@@ -9,7 +9,9 @@
 namespace trnsim::hw {
 namespace {
 
-std::string_view folder(PresetKind kind) { return kind == PresetKind::Chip ? "chips/" : "systems/"; }
+std::string_view folder(PresetKind kind) {
+  return kind == PresetKind::Chip ? "chips/" : kind == PresetKind::System ? "systems/" : "gpus/";
+}
 
 // "chips/trn2.yaml" -> "trn2" if the file is of `kind`, else empty.
 std::string_view name_of(const EmbeddedFile& f, PresetKind kind) {
@@ -45,8 +47,10 @@ std::string preset_list(PresetKind kind) {
 std::string_view preset_yaml(std::string_view name) {
   if (auto* f = find_preset(PresetKind::Chip, name)) return f->text;
   if (auto* f = find_preset(PresetKind::System, name)) return f->text;
-  throw ConfigError(fmt::format("no preset named '{}' (chips: {}; systems: {})", name,
-                                preset_list(PresetKind::Chip), preset_list(PresetKind::System)));
+  if (auto* f = find_preset(PresetKind::Gpu, name)) return f->text;
+  throw ConfigError(fmt::format("no preset named '{}' (chips: {}; systems: {}; GPUs: {})", name,
+                                preset_list(PresetKind::Chip), preset_list(PresetKind::System),
+                                preset_list(PresetKind::Gpu)));
 }
 
 std::string preset_source(const EmbeddedFile& f) { return fmt::format("preset:{}", f.path); }

@@ -1,5 +1,5 @@
 // The presets compiled into trnsim (presets.h): chips from configs/chips/, systems from
-// configs/systems/, each named by its file name without ".yaml" ("trn2", "trn2.48xlarge").
+// configs/systems/, GPU peers and their systems from configs/gpus/, each named by its file name without ".yaml" ("trn2", "trn2.48xlarge").
 #pragma once
 #include <string>
 #include <string_view>
@@ -9,7 +9,7 @@
 
 namespace trnsim::hw {
 
-enum class PresetKind { Chip, System };
+enum class PresetKind { Chip, System, Gpu };  // Gpu: configs/gpus (GPUs and GPU systems)
 
 std::vector<std::string> preset_names(PresetKind kind);  // sorted
 // The preset's file, or nullptr if there is none of that kind and name.

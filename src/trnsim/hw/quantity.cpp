@@ -50,6 +50,10 @@ const std::vector<DimensionInfo>& table() {
       {Dimension::Compute, "compute rate", "'667 TFLOPS', '2.5 PFLOPS'", false,
        {{"GFLOPS", 1e-3}, {"TFLOPS", 1}, {"PFLOPS", 1e3}}},
       {Dimension::Price, "price", "'21.50 USD/h'", true, {{"USD/h", 1}, {"USD/hour", 1}}},
+      // Energy coefficients are per MAC, element or byte: picojoules, canonical joules.
+      {Dimension::Energy, "energy", "'0.5 pJ', '2 nJ'", true,
+       {{"fJ", 1e-15}, {"pJ", 1e-12}, {"nJ", 1e-9}, {"uJ", 1e-6}, {"mJ", 1e-3}, {"J", 1}}},
+      {Dimension::Money, "amount of money", "'35000 USD'", true, {{"USD", 1}}},
   };
   return t;
 }

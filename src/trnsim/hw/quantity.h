@@ -10,13 +10,13 @@
 
 namespace trnsim::hw {
 
-enum class Dimension { Capacity, Bandwidth, Frequency, Duration, Power, Compute, Price };
+enum class Dimension { Capacity, Bandwidth, Frequency, Duration, Power, Compute, Price, Energy, Money };
 
 // What a value of this dimension must look like, for error messages:
 // "a positive bandwidth with a unit (e.g. '2.9 TB/s', '820 GiB/s', '800 Gb/s')".
 std::string expectation(Dimension d);
 
-// The value in the canonical unit of units.h (bytes, GB/s, GHz, ns, W, TFLOPS, USD/h).
+// The value in the canonical unit of units.h (bytes, GB/s, GHz, ns, W, TFLOPS, USD/h, J, USD).
 // Capacity, bandwidth, frequency, power and compute must be > 0; durations and prices >= 0.
 // Throws ConfigError("expected <expectation>, got '<text>'" + a hint on the unit).
 double parse_quantity(std::string_view text, Dimension d);
@@ -42,5 +42,7 @@ template <> struct DimensionOf<Nanoseconds> { static constexpr Dimension value =
 template <> struct DimensionOf<Watts> { static constexpr Dimension value = Dimension::Power; };
 template <> struct DimensionOf<TFlops> { static constexpr Dimension value = Dimension::Compute; };
 template <> struct DimensionOf<UsdPerHour> { static constexpr Dimension value = Dimension::Price; };
+template <> struct DimensionOf<Joules> { static constexpr Dimension value = Dimension::Energy; };
+template <> struct DimensionOf<Usd> { static constexpr Dimension value = Dimension::Money; };
 
 }  // namespace trnsim::hw

@@ -8,6 +8,8 @@
 
 #include "trnsim/common/error.h"
 #include "trnsim/hw/preset_registry.h"
+#include "trnsim/hw/energy_loader.h"
+#include "trnsim/hw/system_fields.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/hw/yaml_fields.h"
 
@@ -96,22 +98,6 @@ TopologySpec read_topology(YamlMap m, int chips) {
   return t;
 }
 
-ScaleOutSpec read_scale_out(YamlMap m) {
-  ScaleOutSpec s;
-  s.kind = m.text("kind");
-  if (s.kind == "none") {
-    // No scale-out network (or no public figure for one): nothing else may be given.
-    if (m.has("bandwidth_per_instance")) m.fail_key("bandwidth_per_instance", "nothing for kind none");
-    if (m.has("latency")) m.fail_key("latency", "nothing for kind none");
-  } else if (s.kind == "efa" || s.kind == "ena") {
-    s.bandwidth_per_instance = m.quantity<GBps>("bandwidth_per_instance");
-    s.latency = m.quantity<Nanoseconds>("latency");
-  } else {
-    m.fail_key("kind", "one of efa, ena, none");
-  }
-  m.done();
-  return s;
-}
 
 // `chip:` names a preset, or (in a file) a chip file relative to the system file.
 ChipSpec read_chip_ref(YamlMap& m, const std::filesystem::path& base_dir) {
@@ -133,10 +119,27 @@ ChipSpec read_chip_ref(YamlMap& m, const std::filesystem::path& base_dir) {
 
 }  // namespace
 
+ScaleOutSpec read_scale_out(YamlMap m) {
+  ScaleOutSpec s;
+  s.kind = m.text("kind");
+  if (s.kind == "none") {
+    // No scale-out network (or no public figure for one): nothing else may be given.
+    if (m.has("bandwidth_per_instance")) m.fail_key("bandwidth_per_instance", "nothing for kind none");
+    if (m.has("latency")) m.fail_key("latency", "nothing for kind none");
+  } else if (s.kind == "efa" || s.kind == "ena") {
+    s.bandwidth_per_instance = m.quantity<GBps>("bandwidth_per_instance");
+    s.latency = m.quantity<Nanoseconds>("latency");
+  } else {
+    m.fail_key("kind", "one of efa, ena, none");
+  }
+  m.done();
+  return s;
+}
+
 SystemSpec parse_system(const std::string& yaml, const std::string& source,
                         const std::filesystem::path& base_dir) {
   YamlMap m(parse_yaml(yaml, source), source, "",
-            {"name", "chip", "chips", "chips_per_instance", "topology", "scale_out", "price"});
+            {"name", "chip", "chips", "chips_per_instance", "topology", "scale_out", "price", "price_reserved", "energy", "tco"});
   SystemSpec s;
   s.source_file = source;
   s.name = m.text("name");
@@ -150,6 +153,10 @@ SystemSpec parse_system(const std::string& yaml, const std::string& source,
                              s.chips);
   s.scale_out = read_scale_out(m.map("scale_out", {"kind", "bandwidth_per_instance", "latency"}));
   s.price = m.optional_quantity<UsdPerHour>("price");
+  s.price_reserved = m.optional_quantity<UsdPerHour>("price_reserved");
+  if (m.has("tco")) s.tco = read_tco(m.map("tco", {"capex_per_chip", "capex_per_instance", "network_per_instance", "maintenance_per_year"}));
+  if (m.has("energy"))
+    s.energy = read_system_energy(m.map("energy", {"host_power_per_instance", "switch_per_byte", "scale_out_per_byte"}));
   m.done();
   return s;
 }

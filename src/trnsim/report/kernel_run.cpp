@@ -9,6 +9,7 @@
 #include <random>
 
 #include "trnsim/common/error.h"
+#include "trnsim/hw/energy_loader.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/numerics/convert.h"
 
@@ -99,6 +100,24 @@ KernelRun run_kernel(const KernelRunOptions& o) {
   r.chip = hw::load_chip(o.chip);
   if (std::find(r.chip.dtypes.begin(), r.chip.dtypes.end(), r.args.dtype) == r.chip.dtypes.end())
     throw UnsupportedError(fmt::format("{} does not compute in {}", r.chip.name, numerics::name(r.args.dtype)));
+  if (o.clock_scale != 1) r.chip = hw::at_clock_scale(r.chip, o.clock_scale);
+  if (o.power_cap_w > 0) {
+    // Timing-only runs find the clock the cap allows; the real run below uses it.
+    say(o, fmt::format("finding the clock scale that keeps {} within {} W...", r.chip.name, o.power_cap_w));
+    auto measure = [&](const hw::ChipSpec& c) {
+      core::RunOptions t;
+      t.mode = core::Mode::Timing;
+      t.record_instructions = false;
+      const core::RunResult m = core::run(r.kernel->build(c, r.args), c, {}, t);
+      return hw::PowerMeasure{m.total.ps() * 1e-12, m.energy.total_j};
+    };
+    r.power_cap_w = o.power_cap_w;
+    r.throttle = hw::throttle_to_cap(r.chip, Watts(o.power_cap_w), measure);
+    if (!r.throttle.met)
+      say(o, fmt::format("warning: {} W is below the chip's power at its lowest operating point ({:.1f} W at clock scale {:g})",
+                         o.power_cap_w, r.throttle.at_scale.power_w(), r.throttle.clock_scale));
+    if (r.throttle.clock_scale != 1) r.chip = hw::at_clock_scale(r.chip, r.throttle.clock_scale);
+  }
   r.program = r.kernel->build(r.chip, r.args);
 
   const double flops = program_matmul_flops(r.program);
@@ -147,6 +166,13 @@ bool KernelRun::ok() const {
 
 nlohmann::json KernelRun::to_json() const {
   nlohmann::json j = report::to_json(summary);
+  j["kind"] = "kernel";
+  j["clock_scale"] = chip.energy.clock_scale;
+  j["voltage_scale"] = chip.energy.voltage_scale;
+  if (power_cap_w > 0)
+    j["power_cap"] = {{"cap_w", power_cap_w}, {"met", throttle.met}, {"clock_scale", chip.energy.clock_scale},
+                      {"unthrottled_power_w", throttle.at_top.power_w()}, {"unthrottled_time_s", throttle.at_top.time_s},
+                      {"searched_runs", throttle.runs}};
   j["kernel"] = kernel ? kernel->name : "";
   j["dtype"] = std::string(numerics::name(args.dtype));
   auto& a = j["args"] = nlohmann::json::object();

@@ -13,6 +13,7 @@
 
 #include "trnsim/core/run.h"
 #include "trnsim/hw/chip_spec.h"
+#include "trnsim/hw/power_cap.h"
 #include "trnsim/kernels/registry.h"
 #include "trnsim/report/summary.h"
 #include "trnsim/report/trace.h"
@@ -37,6 +38,8 @@ struct KernelRunOptions {
   DataMode data = DataMode::Auto;
   std::string trace_path;                      // "" = no trace
   uint64_t seed = 0;
+  double clock_scale = 1;                      // DVFS operating point (hw::at_clock_scale)
+  double power_cap_w = 0;                      // > 0: throttle the clocks to this chip power
   kernels::Tensors inputs;                     // caller's inputs by name; the rest are random
   std::function<void(const std::string&)> progress;  // one-line status messages
 };
@@ -63,6 +66,8 @@ struct KernelRun {
   std::vector<OutputCheck> checks;  // functional runs only
   std::string trace_path;
   TraceStats trace;
+  double power_cap_w = 0;           // 0: none
+  hw::Throttle throttle;            // the search, when power_cap_w > 0
   bool ok() const;
   // The summary JSON (time_s at the top level) plus kernel, args, mode, checks and trace.
   nlohmann::json to_json() const;

@@ -42,6 +42,17 @@ void count_instructions(const isa::Program& p, RunSummary& s, std::map<numerics:
 
 }  // namespace
 
+EnergySummary summarize_energy(const core::RunResult& r) {
+  EnergySummary e;
+  e.modelled = r.energy.modelled;
+  if (!e.modelled) return e;
+  e.energy_j = r.energy.total_j;
+  e.average_power_w = r.energy.average_w(r.total);
+  e.peak_power_w = std::max(r.energy.peak_w, e.average_power_w);
+  e.by_unit_j = r.energy_by_unit();
+  return e;
+}
+
 RunSummary summarize(const isa::Program& program, const core::RunResult& r, const hw::ChipSpec& chip) {
   RunSummary s;
   s.program = program.name;
@@ -66,6 +77,7 @@ RunSummary summarize(const isa::Program& program, const core::RunResult& r, cons
     x.instructions = u.instructions;
     x.flops = u.flops;
     x.bytes = u.bytes;
+    x.energy_j = u.energy_j;
     s.units.push_back(std::move(x));
   }
   std::sort(s.units.begin(), s.units.end(), [](const UnitUtilisation& a, const UnitUtilisation& b) {
@@ -105,6 +117,7 @@ RunSummary summarize(const isa::Program& program, const core::RunResult& r, cons
   s.arithmetic_intensity = s.hbm_bytes > 0 ? s.tensor_flops / s.hbm_bytes : 0;
   if (s.has_matmul && s.roofline_knee > 0)
     s.bound = s.arithmetic_intensity >= s.roofline_knee ? "compute" : "memory";
+  s.energy = summarize_energy(r);
   return s;
 }
 

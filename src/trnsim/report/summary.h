@@ -26,7 +26,23 @@ struct UnitUtilisation {
   uint64_t instructions = 0;
   double flops = 0;
   int64_t bytes = 0;
+  double energy_j = 0;       // dynamic, with the unit's SBUF/PSUM accesses
 };
+
+// Energy and power of the run (core::EnergyReport), by unit kind across cores.
+struct EnergySummary {
+  bool modelled = false;
+  double energy_j = 0;
+  double average_power_w = 0;
+  double peak_power_w = 0;
+  // "TensorE", "VectorE", "ScalarE", "GpSimd", "DMA", "HBM", "static": sums to energy_j.
+  std::map<std::string, double> by_unit_j;
+};
+
+// The energy fields every result kind carries: energy_j, average_power_w, peak_power_w,
+// energy_by_unit_j (null when the chip has no energy model).
+void add_energy_json(nlohmann::json& j, const EnergySummary& e);
+
 
 struct RunSummary {
   std::string program;
@@ -65,8 +81,11 @@ struct RunSummary {
 
   std::map<std::string, uint64_t> opcode_counts;  // "matmul" -> n (whole program)
   std::map<std::string, uint64_t> engine_counts;  // "TensorE" -> n
+
+  EnergySummary energy;
 };
 
+EnergySummary summarize_energy(const core::RunResult& result);
 RunSummary summarize(const isa::Program& program, const core::RunResult& result,
                      const hw::ChipSpec& chip);
 

@@ -43,11 +43,21 @@ nlohmann::json to_json(const RunSummary& s) {
                      {"utilisation", u.utilisation},
                      {"instructions", u.instructions},
                      {"flops", u.flops},
-                     {"bytes", u.bytes}});
+                     {"bytes", u.bytes},
+                     {"energy_j", u.energy_j}});
   }
   j["dma_active_fraction"] = s.dma_active;
   j["instruction_counts"] = {{"by_opcode", s.opcode_counts}, {"by_engine", s.engine_counts}};
+  add_energy_json(j, s.energy);
   return j;
+}
+
+void add_energy_json(nlohmann::json& j, const EnergySummary& e) {
+  using nlohmann::json;
+  j["energy_j"] = e.modelled ? json(e.energy_j) : json(nullptr);
+  j["average_power_w"] = e.modelled ? json(e.average_power_w) : json(nullptr);
+  j["peak_power_w"] = e.modelled ? json(e.peak_power_w) : json(nullptr);
+  j["energy_by_unit_j"] = e.modelled ? json(e.by_unit_j) : json(nullptr);
 }
 
 }  // namespace trnsim::report

@@ -51,6 +51,13 @@ std::string format_table(const RunSummary& s) {
   if (s.has_matmul)
     row("roofline", fmt::format("{:.1f} FLOP/B vs knee {:.1f} -> {}-bound", s.arithmetic_intensity,
                                 s.roofline_knee, s.bound));
+  if (s.energy.modelled) {
+    std::string parts;
+    for (const auto& [k, v] : s.energy.by_unit_j)
+      if (v > 0) parts += fmt::format("{}{} {:.1f}%", parts.empty() ? "" : ", ", k, 100 * v / s.energy.energy_j);
+    row("energy", fmt::format("{:.4g} J, {:.1f} W average, {:.1f} W peak ({})", s.energy.energy_j,
+                              s.energy.average_power_w, s.energy.peak_power_w, parts));
+  }
   std::string counts;
   for (const auto& [op, n] : s.opcode_counts) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", op, n);
   row("instructions", fmt::format("{} ({})", s.instructions, counts));

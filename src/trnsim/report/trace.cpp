@@ -182,6 +182,14 @@ TraceStats write_trace(std::ostream& out, const isa::Program& program, const cor
                       "\"args\":{{\"GB/s\":0}}}}",
                       kChipPid, micros(r.total.ps())));
   }
+  // The chip's power: static plus the dynamic energy of each timeline bin (core::EnergyReport).
+  const auto power = r.power_samples();
+  for (const auto& [t, w] : power)
+    s.put(fmt::format(",\n{{\"ph\":\"C\",\"name\":\"power (W)\",\"pid\":{},\"tid\":0,\"ts\":{},\"args\":{{\"W\":{}}}}}",
+                      kChipPid, micros(t.ps()), num(w)));
+  if (!power.empty())
+    s.put(fmt::format(",\n{{\"ph\":\"C\",\"name\":\"power (W)\",\"pid\":{},\"tid\":0,\"ts\":{},\"args\":{{\"W\":0}}}}",
+                      kChipPid, micros(r.total.ps())));
   s.put("\n]}\n");
   s.flush();
   st.bytes = s.total();

@@ -5,7 +5,7 @@
 // instruction, ts/dur in microseconds with picosecond decimals; args carry what a
 // neuron-profile JSON carries per instruction (opcode, engine, timestamp, duration) plus the
 // operands (isa::describe), dtype, bytes, FLOPs and HBM bytes. A "chip" process (pid 0) holds
-// a counter track of HBM bandwidth over time. otherData carries the run's summary facts
+// a counter track of HBM bandwidth over time and one of the chip's power (W). otherData carries the run's summary facts
 // (total_time_s, event_count, chip, program).
 //
 // A queue whose transfers overlap in time (a DMA queue may keep several in flight) gets extra

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -29,6 +30,18 @@ LoadedModel::LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpe
     facts_.push_back(f);
   }
 }
+
+namespace {
+// Folds one kernel's energy into the model's report; its power samples start at t_s.
+void add_energy(Report& r, const core::RunResult& res, double t_s, bool samples) {
+  if (!res.energy.modelled) return;
+  for (const auto& [k, j] : res.energy_by_unit()) r.energy_by_unit_j[k] += j;
+  r.energy_j += res.energy.total_j;
+  r.peak_power_w = std::max({r.peak_power_w, res.energy.peak_w, res.energy.average_w(res.total)});
+  if (samples)
+    for (const auto& [start, w] : res.power_samples()) r.power_w.emplace_back(t_s + start.ps() * 1e-12, w);
+}
+}  // namespace
 
 RunOutput LoadedModel::run(const std::map<std::string, std::vector<float>>& inputs, core::Mode mode, bool timeline) const {
   const auto wall0 = std::chrono::steady_clock::now();
@@ -94,6 +107,7 @@ RunOutput LoadedModel::run(const std::map<std::string, std::vector<float>>& inpu
   }
   r.time_s = res.total.ms() * 1e-3;
   r.hbm_bytes = res.hbm_bytes;
+  add_energy(r, res, 0.0, timeline);
   r.prefetched_loads = linked_.prefetched_loads;
   std::map<isa::Engine, double> busy;
   std::map<isa::Engine, std::set<std::pair<uint16_t, uint16_t>>> units;

@@ -57,6 +57,11 @@ struct Report {
   uint64_t prefetched_loads = 0;  // loads released one op early (program_link.h)
   compiler::HbmPlan hbm_plan;
   std::vector<TimelineEvent> timeline;
+  // Energy (core::RunResult::energy_by_unit summed over the kernels; empty: no energy model).
+  std::map<std::string, double> energy_by_unit_j;
+  double energy_j = 0;
+  double peak_power_w = 0;
+  std::vector<std::pair<double, double>> power_w;  // (start_s, watts) samples over the run
 };
 
 struct RunOutput {

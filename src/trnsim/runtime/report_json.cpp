@@ -16,9 +16,15 @@ nlohmann::json report_json(const Report& r, int64_t batch) {
                    {"start_s", o.start_s}, {"end_s", o.end_s}, {"overlap_s", o.overlap_s}});
   nlohmann::json engines = nlohmann::json::object();
   for (const auto& e : r.engines) engines[e.engine] = {{"busy_s", e.busy_s}, {"utilisation", e.utilisation}};
+  const bool e = !r.energy_by_unit_j.empty();
+  using nlohmann::json;
   return {{"kind", "run"},  // what `trnsim report` draws it as
           {"chip", r.chip},
           {"mode", r.mode},
+          {"energy_j", e ? json(r.energy_j) : json(nullptr)},
+          {"average_power_w", e && r.time_s > 0 ? json(r.energy_j / r.time_s) : json(nullptr)},
+          {"peak_power_w", e ? json(r.peak_power_w) : json(nullptr)},
+          {"energy_by_unit_j", e ? json(r.energy_by_unit_j) : json(nullptr)},
           {"time_s", r.time_s},
           {"throughput_per_s", r.time_s > 0 ? static_cast<double>(batch) / r.time_s : 0.0},
           {"compile_time_s", r.compile_time_s},
@@ -46,6 +52,9 @@ std::string report_table(const Report& r, int64_t batch, size_t top_ops) {
   s += fmt::format("TensorE      {:.3f} GFLOP ({:.2f} TFLOP/s)\n", r.tensor_flops / 1e9, r.time_s > 0 ? r.tensor_flops / r.time_s / 1e12 : 0.0);
   if (r.overlap_s > 0)
     s += fmt::format("overlap      {:.3f} us of op spans ran under earlier ops ({} loads prefetched)\n", r.overlap_s * 1e6, r.prefetched_loads);
+  if (!r.energy_by_unit_j.empty() && r.time_s > 0)
+    s += fmt::format("energy       {:.4g} J ({:.1f} W average, {:.1f} W peak)\n", r.energy_j, r.energy_j / r.time_s,
+                     r.peak_power_w);
   s += "engine utilisation\n";
   for (const auto& e : r.engines) s += fmt::format("  {:<8} {:6.1f}%  busy {:.3f} us\n", e.engine, e.utilisation * 100, e.busy_s * 1e6);
   return s + op_table_text(r.ops, r.time_s, top_ops, "per-op breakdown");
@@ -56,6 +65,10 @@ void write_timeline_trace(std::ostream& out, const Report& r) {
   for (const auto& e : r.timeline)
     ev.push_back({{"name", e.name}, {"ph", "X"}, {"ts", e.start_s * 1e6}, {"dur", (e.end_s - e.start_s) * 1e6},
                   {"pid", e.unit.core}, {"tid", e.unit.name()}, {"args", {{"op", e.op_node}}}});
+  for (const auto& [t, w] : r.power_w)  // the chip's power counter track
+    ev.push_back({{"name", "power (W)"}, {"ph", "C"}, {"ts", t * 1e6}, {"pid", 0}, {"args", {{"W", w}}}});
+  if (!r.power_w.empty())
+    ev.push_back({{"name", "power (W)"}, {"ph", "C"}, {"ts", r.time_s * 1e6}, {"pid", 0}, {"args", {{"W", 0}}}});
   out << nlohmann::json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}.dump() << "\n";
 }
 

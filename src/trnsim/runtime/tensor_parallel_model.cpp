@@ -199,6 +199,9 @@ TpRunOutput TensorParallelModel::run(const std::map<std::string, std::vector<flo
       if (functional)
         for (auto& [n, v] : ro.outputs) env[static_cast<size_t>(rk)][n] = std::move(v);
       if (rk != 0) continue;
+      for (const auto& [unit, j] : ro.report.energy_by_unit_j)
+        if (unit != "static") r.energy_by_unit_j[unit] += j * opt_.tp;
+      r.peak_power_w = std::max(r.peak_power_w, ro.report.peak_power_w * opt_.tp);
       size_t op = 0;
       double stage_t = 0;  // the kernel's start within the stage's own run (kernels back to back)
       std::map<std::string, double> shift;  // kernel -> plan start - stage start
@@ -230,13 +233,16 @@ TpRunOutput TensorParallelModel::run(const std::map<std::string, std::vector<flo
     const auto key = std::make_tuple(static_cast<int>(c.kind), eb, c.bytes);
     auto memo = coll_time_.find(key);
     if (memo == coll_time_.end() && opt_.tp == 1) {  // one chip: the piece is the whole, nothing to send
-      memo = coll_time_.emplace(key, std::make_pair(0.0, std::string("none"))).first;
+      memo = coll_time_.emplace(key, CollMemo{0.0, "none", {}}).first;
     } else if (memo == coll_time_.end()) {
       const collectives::CollectiveResult cr = runner(c).time(c.bytes);
-      memo = coll_time_.emplace(key, std::make_pair(cr.time_s, cr.algorithm)).first;
+      CollMemo cm{cr.time_s, cr.algorithm, cr.energy_by_unit_j};
+      cm.energy_j.erase("static");  // counted once for the whole run below
+      memo = coll_time_.emplace(key, std::move(cm)).first;
     }
     TpAllReduceTime t{c.result, c.node, gather ? "all-gather" : "all-reduce", held_name(c.type), c.bytes,
-                      std::max(coll_free, ready_at(c.partial)), memo->second.first, memo->second.second};
+                      std::max(coll_free, ready_at(c.partial)), memo->second.time_s, memo->second.algorithm};
+    for (const auto& [unit, j] : memo->second.energy_j) r.energy_by_unit_j[unit] += j;
     coll_free = t.start_s + t.time_s;
     ready[c.result] = coll_free;
     r.communication_time_s += t.time_s;
@@ -278,6 +284,11 @@ TpRunOutput TensorParallelModel::run(const std::map<std::string, std::vector<flo
   }
   r.time_s = std::max(compute_free, coll_free);
   r.exposed_communication_time_s = std::max(0.0, r.time_s - r.compute_time_s);
+  if (system_.chip.energy.modelled) {
+    const auto& e = system_.chip.energy;
+    r.energy_by_unit_j["static"] = e.static_power.value() * e.voltage_scale * opt_.tp * r.time_s;
+    for (const auto& [unit, j] : r.energy_by_unit_j) r.energy_j += j;
+  }
   r.communication_share = r.time_s > 0 ? r.communication_time_s / r.time_s : 0;
   r.exposed_communication_share = r.time_s > 0 ? r.exposed_communication_time_s / r.time_s : 0;
   if (functional)
@@ -302,9 +313,14 @@ nlohmann::json tp_report_json(const TpReport& r) {
   nlohmann::json ops = nlohmann::json::array();
   for (const auto& o : r.ops)
     ops.push_back({{"name", o.node}, {"op", o.op}, {"fused", o.fused}, {"start_s", o.start_s}, {"time_s", o.time_s}});
+  const bool e = !r.energy_by_unit_j.empty();
   return {{"kind", "run"},  // what `trnsim report` draws it as
           {"system", r.system},
           {"chip", r.chip},
+          {"energy_j", e ? nlohmann::json(r.energy_j) : nlohmann::json(nullptr)},
+          {"average_power_w", e && r.time_s > 0 ? nlohmann::json(r.energy_j / r.time_s) : nlohmann::json(nullptr)},
+          {"peak_power_w", e ? nlohmann::json(std::max(r.peak_power_w, r.time_s > 0 ? r.energy_j / r.time_s : 0.0)) : nlohmann::json(nullptr)},
+          {"energy_by_unit_j", e ? nlohmann::json(r.energy_by_unit_j) : nlohmann::json(nullptr)},
           {"mode", r.mode},
           {"dtype", r.dtype},
           {"tp", r.tp},

@@ -68,6 +68,12 @@ struct TpReport {
   std::vector<TpAllReduceTime> all_gathers;  // vocabulary-parallel outputs
   std::vector<std::string> column_parallel, row_parallel, vocab_parallel, notes;
   std::vector<TimelineEvent> timeline;       // rank 0's instructions (when asked), plan time
+  // Energy of all tp chips: rank 0's kernels' dynamic energy x tp (the ranks run the same
+  // shapes), the collectives' link and HBM energy, and tp chips' static power over time_s.
+  // Empty when the chip has no energy model.
+  std::map<std::string, double> energy_by_unit_j;
+  double energy_j = 0;
+  double peak_power_w = 0;  // tp x rank 0's highest kernel power (collectives' power not binned)
 };
 
 struct TpRunOutput {
@@ -107,7 +113,12 @@ class TensorParallelModel {
   std::vector<std::vector<std::unique_ptr<Stage>>> stages_;  // [rank][compute step]
   collectives::CollectiveRunner& runner(const compiler::TpCollective& c);
   std::map<std::pair<int, int>, std::unique_ptr<collectives::CollectiveRunner>> runners_;  // (kind, elem bytes)
-  std::map<std::tuple<int, int, int64_t>, std::pair<double, std::string>> coll_time_;  // (kind, elem bytes, bytes) -> (s, algorithm)
+  struct CollMemo {
+    double time_s = 0;
+    std::string algorithm;
+    std::map<std::string, double> energy_j;  // CollectiveResult::energy_by_unit_j without "static"
+  };
+  std::map<std::tuple<int, int, int64_t>, CollMemo> coll_time_;  // (kind, elem bytes, bytes) -> cost
   double compile_time_s_ = 0;
 };
 

@@ -11,6 +11,7 @@ struct UnitCounters {
   uint64_t instructions = 0;
   double flops = 0;
   int64_t bytes = 0;
+  double energy_j = 0;  // dynamic energy of the unit's instructions (core/energy_model.h)
   void add(Time start, Time end, double f, int64_t b) {
     busy_ps += (end - start).ps();
     ++instructions;

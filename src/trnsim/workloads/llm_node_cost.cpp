@@ -34,6 +34,10 @@ int64_t next_grid(int64_t g) {
 }
 
 
+// Element-wise work above one tile runs in whole 128-row tiles: a token count is costed at
+// its tile-padded value, as the time is a step function of the tiles.
+int64_t tile_padded(int64_t m) { return m > 128 ? (m + 127) / 128 * 128 : m; }
+
 // Matmul sizes beyond this are extrapolated along the last grid interval (time is linear
 // in the number of 128-row tiles there); attention contexts are measured at any length.
 constexpr int64_t kMaxMeasuredTokens = 4096;
