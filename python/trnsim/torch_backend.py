@@ -271,6 +271,8 @@ def _rewrite_gqa(gm: torch.fx.GraphModule) -> None:
     sdpa = {F.scaled_dot_product_attention, torch.ops.aten.scaled_dot_product_attention.default}
     changed = False
     for node in list(gm.graph.nodes):
+        if node.op == "call_function" and node.target in sdpa and node.kwargs.get("is_causal"):
+            changed |= _causal_as_mask(gm, node)
         if node.op != "call_function" or node.target not in sdpa or not node.kwargs.get("enable_gqa"):
             continue
         q, k, v = node.args[:3]
@@ -286,6 +288,29 @@ def _rewrite_gqa(gm: torch.fx.GraphModule) -> None:
         changed = True
     if changed:
         gm.recompile()
+
+
+def _causal_as_mask(gm: torch.fx.GraphModule, node: torch.fx.Node) -> bool:
+    """SDPA(is_causal=True) exports through Trilu; the same mask written as a comparison of
+    positions (key j visible to query i when j <= i: PyTorch's top-left alignment, the
+    ``tril(diagonal=0)`` of its documentation) exports to Range and LessOrEqual."""
+    import operator
+    if len(node.args) > 3 or node.kwargs.get("attn_mask") is not None:
+        return False
+    q, k = node.args[0], node.args[1]
+    g = gm.graph
+    with g.inserting_before(node):
+        lq = g.call_method("size", (q, -2))
+        lk = g.call_method("size", (k, -2))
+        rows = g.call_function(torch.arange, (lq,))
+        cols = g.call_function(torch.arange, (lk,))
+        mask = g.call_function(operator.le, (g.call_function(operator.getitem, (cols, (None, slice(None)))),
+                                             g.call_function(operator.getitem, (rows, (slice(None), None)))))
+    kwargs = dict(node.kwargs)
+    kwargs.pop("is_causal")
+    kwargs["attn_mask"] = mask
+    node.kwargs = kwargs
+    return True
 
 
 def _frame_name() -> tuple[str, bool]:
