@@ -99,6 +99,8 @@ def _to_torch(a: np.ndarray, like: torch.Tensor | None) -> torch.Tensor:
     if like is not None:
         if out.dtype != like.dtype:
             out = out.to(like.dtype)
+        if like.dim() == 0 and out.numel() == 1:  # a 0-d output comes back as [1]
+            out = out.reshape(())
         if tuple(out.shape) != tuple(like.shape):
             raise trnsim.ShapeError(f"trnsim backend: the simulated output has shape "
                                     f"{tuple(out.shape)}, PyTorch's has {tuple(like.shape)}")
@@ -260,8 +262,12 @@ def _static_indices(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> 
 
 
 def _is_scalar(a: Any) -> bool:
-    """A 0-d non-parameter tensor: bound by value (value specialisation), as a constant."""
-    return isinstance(a, torch.Tensor) and a.dim() == 0 and not isinstance(a, torch.nn.Parameter)
+    """A 0-d floating non-parameter tensor (a float module attribute under dynamic=True): bound
+    by value (value specialisation), as a constant. Integer 0-d inputs stay inputs (counters
+    such as a KV cache's length change every step; compile_onnx specialises those that reach
+    a shape operand itself)."""
+    return (isinstance(a, torch.Tensor) and a.dim() == 0 and a.is_floating_point()
+            and not isinstance(a, torch.nn.Parameter))
 
 
 def _rewrite_gqa(gm: torch.fx.GraphModule) -> None:
@@ -288,6 +294,52 @@ def _rewrite_gqa(gm: torch.fx.GraphModule) -> None:
         changed = True
     if changed:
         gm.recompile()
+
+
+def _index_copy(x: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    """Functional ``x.index_copy(dim, index, src)`` from ops the compiler has: a one-hot matrix
+    of the written positions (Equal), a matmul that places ``src`` there (exact: one product
+    with 1.0 per element) and the kept part of ``x``."""
+    n = x.shape[dim]
+    onehot = (torch.arange(n).unsqueeze(-1) == index.reshape(1, -1)).to(x.dtype)  # [n, m]
+    xt, st = x.movedim(dim, -1), src.movedim(dim, -1)
+    return (xt * (1 - onehot.sum(-1)) + st @ onehot.transpose(0, 1)).movedim(-1, dim)
+
+
+def _functionalize_index_copy(gm: torch.fx.GraphModule) -> list[int]:
+    """A static KV cache (transformers' StaticCache, Neuron's layout: a fixed-length cache per
+    bucket, written at the new positions) updates graph inputs in place with ``index_copy_``.
+    Each becomes the functional _index_copy, later uses read the new value, and the new values
+    of mutated graph inputs are appended to the outputs; returns those inputs' positions (the
+    caller copies the values back into PyTorch's tensors after each run)."""
+    nodes = list(gm.graph.nodes)
+    order = {n: i for i, n in enumerate(nodes)}
+    placeholders = [n for n in nodes if n.op == "placeholder"]
+    root: dict[torch.fx.Node, torch.fx.Node] = {}
+    latest: dict[torch.fx.Node, torch.fx.Node] = {}
+    for node in nodes:
+        if node.op != "call_method" or node.target != "index_copy_" or len(node.args) != 4:
+            continue
+        target, dim, index, src = node.args
+        with gm.graph.inserting_before(node):
+            new = gm.graph.call_function(_index_copy, (target, dim, index, src))
+        order[new] = order[node]
+        for user in list(target.users):
+            if user is not new and user is not node and order.get(user, -1) > order[node]:
+                user.replace_input_with(target, new)
+        node.replace_all_uses_with(new)
+        gm.graph.erase_node(node)
+        base = root.get(target, target)
+        root[new] = base
+        latest[base] = new
+    mutated = [(placeholders.index(b), v) for b, v in latest.items() if b in placeholders]
+    if latest:
+        out = next(n for n in gm.graph.nodes if n.op == "output")
+        result = out.args[0]
+        extra = tuple(v for _, v in mutated)
+        out.args = ((tuple(result) if isinstance(result, (tuple, list)) else (result,)) + extra,)
+        gm.recompile()
+    return [i for i, _ in mutated]
 
 
 def _causal_as_mask(gm: torch.fx.GraphModule, node: torch.fx.Node) -> bool:
@@ -353,6 +405,7 @@ class _CompiledGraph:
         self.opts = opts
         self.name, self.entry = _frame_name()
         _rewrite_gqa(gm)
+        self.mutated = _functionalize_index_copy(gm)
         self.static = _static_indices(gm, example_inputs)
         self.cache: dict[tuple, tuple[_Program, Callable] | None] = {}
         _warn_graph_breaks()
@@ -368,7 +421,10 @@ class _CompiledGraph:
     def _compile(self, args: Sequence[Any]) -> tuple[_Program, Callable]:
         consts = self._consts(args)
         bound = _BoundGraph(self.gm, {i: args[i] for i in self.static}, consts, len(args)).eval()
-        dynamic = [a for i, a in enumerate(args) if i not in self.static and i not in consts]
+        # clones: the reference run and the export's trace must not touch the caller's tensors
+        # (a graph may update its inputs in place: a KV cache, a length counter)
+        dynamic = [a.clone() if isinstance(a, torch.Tensor) else a
+                   for i, a in enumerate(args) if i not in self.static and i not in consts]
         with torch.no_grad():
             reference = bound(*dynamic)
         leaves, rebuild = _structure(reference)
@@ -392,7 +448,7 @@ class _CompiledGraph:
         if entry is None:
             _session.record_eager_run()
             with torch.no_grad():
-                return self.gm(*args)
+                return self._write_back(args, self.gm(*args))
         program, rebuild = entry
         dynamic = [a for i, a in enumerate(args)
                    if i not in self.static and isinstance(a, torch.Tensor) and not _is_scalar(a)]
@@ -400,12 +456,23 @@ class _CompiledGraph:
             program.compiled.run(_timing_feeds(program, dynamic), mode="timing")
             _LAST_REPORT = program.report
             _session.record_run(self.name, self.entry, _LAST_REPORT)
-            with torch.no_grad():
-                return self.gm(*args)  # values from PyTorch: the timing mode computes none
+            with torch.no_grad():  # values from PyTorch: the timing mode computes none
+                return self._write_back(args, self.gm(*args))
         outs = program.run(dynamic)
         _LAST_REPORT = program.report
         _session.record_run(self.name, self.entry, _LAST_REPORT)
-        return rebuild(outs)
+        return self._write_back(args, rebuild(outs))
+
+    def _write_back(self, args: Sequence[Any], result: Any) -> Any:
+        """Copies the new values of in-place-updated inputs (a static KV cache) into PyTorch's
+        tensors and drops them from the outputs Dynamo expects."""
+        if not self.mutated:
+            return result
+        k = len(self.mutated)
+        with torch.no_grad():
+            for i, value in zip(self.mutated, result[-k:]):
+                args[i].copy_(value)
+        return tuple(result[:-k])
 
 
 def trnsim_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
