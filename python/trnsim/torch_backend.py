@@ -270,6 +270,10 @@ def _is_scalar(a: Any) -> bool:
             and not isinstance(a, torch.nn.Parameter))
 
 
+def _gqa_heads(q_heads: int, rep: int) -> torch.Tensor:
+    return torch.arange(q_heads) // rep
+
+
 def _rewrite_gqa(gm: torch.fx.GraphModule) -> None:
     """scaled_dot_product_attention(enable_gqa=True): the exporter lacks it; the key and value
     heads are repeated to the query heads first (what enable_gqa means), then plain SDPA."""
@@ -286,9 +290,10 @@ def _rewrite_gqa(gm: torch.fx.GraphModule) -> None:
         if qv is None or kv is None:
             continue
         rep = int(qv.shape[-3]) // int(kv.shape[-3])
-        with gm.graph.inserting_before(node):
-            k2 = gm.graph.call_function(torch.repeat_interleave, (k, rep), {"dim": -3})
-            v2 = gm.graph.call_function(torch.repeat_interleave, (v, rep), {"dim": -3})
+        with gm.graph.inserting_before(node):  # query head h reads key/value head h // rep (a Gather)
+            heads = gm.graph.call_function(_gqa_heads, (int(qv.shape[-3]), rep))
+            k2 = gm.graph.call_function(torch.index_select, (k, -3, heads))
+            v2 = gm.graph.call_function(torch.index_select, (v, -3, heads))
         node.args = (q, k2, v2) + tuple(node.args[3:])
         node.kwargs = {k_: v_ for k_, v_ in node.kwargs.items() if k_ != "enable_gqa"}
         changed = True
@@ -297,19 +302,29 @@ def _rewrite_gqa(gm: torch.fx.GraphModule) -> None:
 
 
 def _index_copy(x: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
-    """Functional ``x.index_copy(dim, index, src)`` from ops the compiler has: a one-hot matrix
-    of the written positions (Equal), a matmul that places ``src`` there (exact: one product
-    with 1.0 per element) and the kept part of ``x``."""
+    """Functional ``x.index_copy(dim, index, src)`` from ops the compiler has: one position
+    (a decode step) is a Where on the position mask; several (a prefill) a one-hot matrix of the
+    written positions (Equal) and a matmul that places ``src`` there (exact: one product with
+    1.0 per element) plus the kept part of ``x``."""
     n = x.shape[dim]
+    dim = dim % x.dim()
+    if src.shape[dim] == 1:  # one new position (a decode step): a select
+        mask = (torch.arange(n) == index.reshape(1)).reshape([n] + [1] * (x.dim() - dim - 1))
+        return torch.where(mask, src, x)
     onehot = (torch.arange(n).unsqueeze(-1) == index.reshape(1, -1)).to(x.dtype)  # [n, m]
     xt, st = x.movedim(dim, -1), src.movedim(dim, -1)
     return (xt * (1 - onehot.sum(-1)) + st @ onehot.transpose(0, 1)).movedim(-1, dim)
 
 
-def _functionalize_index_copy(gm: torch.fx.GraphModule) -> list[int]:
+def _in_place(method: str) -> bool:
+    return method.endswith("_") and not method.endswith("__")
+
+
+def _functionalize(gm: torch.fx.GraphModule) -> list[int]:
     """A static KV cache (transformers' StaticCache, Neuron's layout: a fixed-length cache per
-    bucket, written at the new positions) updates graph inputs in place with ``index_copy_``.
-    Each becomes the functional _index_copy, later uses read the new value, and the new values
+    bucket, written at the new positions) updates graph inputs in place: ``index_copy_`` of the
+    new keys and values, ``add_`` of its length counter. Each in-place method becomes its
+    functional twin (_index_copy, ``add``, ...), later uses read the new value, and the new values
     of mutated graph inputs are appended to the outputs; returns those inputs' positions (the
     caller copies the values back into PyTorch's tensors after each run)."""
     nodes = list(gm.graph.nodes)
@@ -318,11 +333,14 @@ def _functionalize_index_copy(gm: torch.fx.GraphModule) -> list[int]:
     root: dict[torch.fx.Node, torch.fx.Node] = {}
     latest: dict[torch.fx.Node, torch.fx.Node] = {}
     for node in nodes:
-        if node.op != "call_method" or node.target != "index_copy_" or len(node.args) != 4:
+        if node.op != "call_method" or not _in_place(node.target):
             continue
-        target, dim, index, src = node.args
+        target = node.args[0]
         with gm.graph.inserting_before(node):
-            new = gm.graph.call_function(_index_copy, (target, dim, index, src))
+            if node.target == "index_copy_":
+                new = gm.graph.call_function(_index_copy, tuple(node.args), dict(node.kwargs))
+            else:  # add_ -> add: the out-of-place twin
+                new = gm.graph.call_method(node.target[:-1], tuple(node.args), dict(node.kwargs))
         order[new] = order[node]
         for user in list(target.users):
             if user is not new and user is not node and order.get(user, -1) > order[node]:
@@ -405,7 +423,7 @@ class _CompiledGraph:
         self.opts = opts
         self.name, self.entry = _frame_name()
         _rewrite_gqa(gm)
-        self.mutated = _functionalize_index_copy(gm)
+        self.mutated = _functionalize(gm)
         self.static = _static_indices(gm, example_inputs)
         self.cache: dict[tuple, tuple[_Program, Callable] | None] = {}
         _warn_graph_breaks()
