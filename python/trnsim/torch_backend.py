@@ -41,7 +41,7 @@ from trnsim.torch_session import FallbackWarning
 from trnsim.torch_weightless import is_meta_module
 
 __all__ = ["trnsim_backend", "trace", "TracedModule", "export_onnx", "last_report", "register",
-           "session_report", "reset_session", "FallbackWarning"]
+           "session_report", "reset_session", "FallbackWarning", "kv_bucket"]
 
 _DTYPE_POLICIES = ("fp32", "bf16", "fp8")
 _MODES = ("functional", "timing")
@@ -206,6 +206,20 @@ def session_report() -> dict:
     """Every graph of the session since import or ``reset_session()``: programs compiled, runs
     on the chip, fallbacks to the CPU (with why) and, for a generation, TTFT, TPOT and tokens."""
     return _session.summary()
+
+
+KV_BUCKETS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
+
+
+def kv_bucket(tokens: int, buckets: Sequence[int] = KV_BUCKETS) -> int:
+    """The KV-cache length to compile for: the smallest bucket holding ``tokens`` (prompt plus
+    new tokens), as Neuron buckets sequence lengths. Use it as a static cache's length:
+    ``StaticCache(config=cfg, max_cache_len=kv_bucket(n))``; every decode step (and every
+    generation that fits the bucket) then runs one compiled program."""
+    for b in sorted(buckets):
+        if b >= tokens:
+            return int(b)
+    raise trnsim.ShapeError(f"kv_bucket: {tokens} tokens exceed the largest bucket {max(buckets)}")
 
 
 def reset_session() -> None:

@@ -172,3 +172,31 @@ def test_torch_compile_dynamic_true(which):
             torch.testing.assert_close(f(*x), model(*x), rtol=1e-3, atol=1e-4)
     s = tb.session_report()
     assert s["all_on_chip"] and s["runs_on_chip"] == len(inputs)
+
+
+def test_generate_static_cache_one_decode_program_per_bucket():
+    """Neuron's layout: a fixed-length KV cache (the bucket), written at the new positions and
+    masked beyond them; every decode step of both generations reuses one program."""
+    torch.manual_seed(0)
+    cfg = _cfg("sdpa")
+    model = transformers.LlamaForCausalLM(cfg).eval()
+    eager, bucket = model.forward, tb.kv_bucket(9 + 4, buckets=(16, 32))
+    assert bucket == 16
+    compiled = torch.compile(eager, backend="trnsim")
+    for plen in (6, 9):
+        ids = _ids(plen, seed=plen)
+        kw = dict(max_new_tokens=4, do_sample=False, pad_token_id=0)
+        with torch.no_grad():
+            model.forward = eager
+            want = model.generate(ids, **kw)
+            model.forward = compiled
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", tb.FallbackWarning)
+                cache = transformers.StaticCache(config=cfg, max_cache_len=bucket)
+                got = model.generate(ids, past_key_values=cache, **kw)
+        assert got.tolist() == want.tolist()
+    s = tb.session_report()
+    assert s["all_on_chip"] and s["runs_on_chip"] == 8
+    decode = [p for p in s["programs"] if p["input_shapes"][0] == [1, 1]]
+    assert len(decode) == 1 and [1, KV_HEADS, bucket, H // HEADS] in decode[0]["input_shapes"]
+    assert s["graphs_compiled"] == 3  # two prompt lengths, one decode bucket
