@@ -16,6 +16,7 @@ import torch
 from transformers import LlamaConfig, AutoModelForCausalLM
 
 import trnsim
+from trnsim.models import logits_module
 
 seq = int(sys.argv[1]) if len(sys.argv) > 1 else 128
 # Llama-3-8B (meta-llama/Meta-Llama-3-8B config.json)
@@ -27,19 +28,10 @@ with torch.device("meta"):
     model = AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.bfloat16).eval()
 
 
-class Logits(torch.nn.Module):
-    def __init__(self, lm):
-        super().__init__()
-        self.lm = lm
-
-    def forward(self, ids, mask):
-        return self.lm(input_ids=ids, attention_mask=mask, use_cache=False).logits
-
-
 ids = torch.zeros(1, seq, dtype=torch.long)
 mask = torch.ones(1, seq, dtype=torch.long)
 t1 = time.time()
-traced = trnsim.trace(Logits(model), (ids, mask), chip="trn2", dtype="bf16", mode="timing")
+traced = trnsim.trace(logits_module(model), (ids, mask), chip="trn2", dtype="bf16", mode="timing")
 t2 = time.time()
 traced(ids, mask)
 t3 = time.time()

@@ -180,3 +180,19 @@ def tiny_resnet(seed: int = 0, width: int = 8, num_classes: int = 10):
                 m.running_mean.uniform_(-0.1, 0.1)
                 m.running_var.uniform_(0.5, 1.5)
     return model
+
+
+def logits_module(lm):
+    """A causal LM as a module (input_ids, attention_mask) -> logits, without a KV cache: the
+    shape trnsim.trace exports (a meta-device model too)."""
+    torch = _torch()
+
+    class Logits(torch.nn.Module):
+        def __init__(self, lm):
+            super().__init__()
+            self.lm = lm
+
+        def forward(self, ids, mask):
+            return self.lm(input_ids=ids, attention_mask=mask, use_cache=False).logits
+
+    return Logits(lm).eval()

@@ -17,6 +17,7 @@ pytest.importorskip("onnx")
 transformers = pytest.importorskip("transformers")
 
 from trnsim import torch_backend as tb  # noqa: E402
+from trnsim.models import logits_module as _Logits  # noqa: E402
 
 H, I, HEADS, KV_HEADS, LAYERS, VOCAB = 64, 128, 4, 2, 2, 256
 
@@ -27,15 +28,6 @@ def _cfg(attn="eager"):
                                    num_key_value_heads=KV_HEADS, max_position_embeddings=128)
     cfg._attn_implementation = attn
     return cfg
-
-
-class _Logits(torch.nn.Module):
-    def __init__(self, lm):
-        super().__init__()
-        self.lm = lm
-
-    def forward(self, ids, mask):
-        return self.lm(input_ids=ids, attention_mask=mask, use_cache=False).logits
 
 
 @pytest.fixture(autouse=True)
