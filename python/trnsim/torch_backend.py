@@ -148,7 +148,7 @@ def _export(module: torch.nn.Module, inputs: Sequence[torch.Tensor], opts: Optio
     (trnsim.torch_weightless), so meta-device models and models over 2 GB compile."""
     if opts.mode == "timing":
         from trnsim.torch_weightless import export_weightless
-        return export_weightless(module, inputs, opts.opset, opts.dtype)
+        return export_weightless(module, inputs, opts.opset, opts.dtype)[:2]
     return export_onnx(module, inputs, opts.opset)
 
 
@@ -538,21 +538,27 @@ class TracedModule(torch.nn.Module):
         self.opts = opts
         self._cache: dict[tuple, tuple[_Program, Callable]] = {}
         self._last: _Program | None = None
+        self.meta = is_meta_module(model)
         self._program(example_inputs)
 
     def _program(self, inputs: Sequence[torch.Tensor]) -> tuple[_Program, Callable]:
         key = _key(inputs)
         if key not in self._cache:
-            if is_meta_module(self.model):
+            if self.meta:
                 if self.opts.mode != "timing":
                     raise trnsim.UnsupportedError(
                         "unsupported: a model on the meta device has no weights; trace it with "
                         "mode='timing' (shapes and dtypes only)")
-                inputs = [x.to("meta") for x in inputs]
-            with torch.no_grad():
-                reference = self.model(*inputs)
-            leaves, rebuild = _structure(reference)
-            onnx_bytes, names = _export(self.model, inputs, self.opts)
+                # no eager run: the trace's own outputs (meta tensors) give the structure
+                from trnsim.torch_weightless import export_weightless
+                onnx_bytes, names, reference = export_weightless(self.model, inputs, self.opts.opset,
+                                                                 self.opts.dtype)
+                leaves, rebuild = _structure(reference)
+            else:
+                with torch.no_grad():
+                    reference = self.model(*inputs)
+                leaves, rebuild = _structure(reference)
+                onnx_bytes, names = _export(self.model, inputs, self.opts)
             self._cache[key] = (_Program(onnx_bytes, names, self.opts, leaves), rebuild)
         self._last = self._cache[key][0]
         return self._cache[key]
@@ -576,8 +582,8 @@ class TracedModule(torch.nn.Module):
         program, rebuild = self._program(inputs)
         if self.opts.mode == "timing":
             program.compiled.run(_timing_feeds(program, inputs), mode="timing")
-            if is_meta_module(self.model):
-                inputs = [x.to("meta") for x in inputs]
+            if self.meta:  # shapes only: the trace's meta outputs
+                return rebuild(program.reference_outputs)
             with torch.no_grad():
                 return self.model(*inputs)
         return rebuild(program.run(inputs))

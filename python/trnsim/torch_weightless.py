@@ -61,15 +61,19 @@ def _to_device(x, device: torch.device):
 
 
 def export_weightless(module: torch.nn.Module, example_inputs: Sequence[torch.Tensor], opset: int,
-                      dtype: str) -> tuple[bytes, list[str]]:
+                      dtype: str) -> tuple[bytes, list[str], object]:
     """Exports ``module`` for the timing mode with its weights as graph inputs (no bytes);
-    returns (ONNX bytes, the names of the user inputs, in order)."""
+    returns (ONNX bytes, the names of the user inputs in order, the module's outputs as the
+    trace computed them: meta tensors for a meta model, which cannot run eagerly where a model
+    reads a value, e.g. transformers' check that a mask is all ones)."""
     meta = is_meta_module(module)
     if meta:
         example_inputs = [_to_device(x, torch.device("meta")) for x in example_inputs]
     names = [f"input_{i}" for i in range(len(example_inputs))]
     buf = io.BytesIO()
     guard = meta_constants() if meta else contextlib.nullcontext()
+    captured = []
+    hook = module.register_forward_hook(lambda _m, _i, out: captured.append(out))
     with warnings.catch_warnings(), torch.no_grad(), guard:
         warnings.simplefilter("ignore")
         try:
@@ -80,7 +84,9 @@ def export_weightless(module: torch.nn.Module, example_inputs: Sequence[torch.Te
             msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise trnsim.UnsupportedError(f"unsupported: the PyTorch graph could not be exported to ONNX "
                                           f"(opset {opset}, timing mode, weights as shapes): {msg}") from e
-    return _weights_as_initializers(buf.getvalue(), set(names), dtype), names
+        finally:
+            hook.remove()
+    return _weights_as_initializers(buf.getvalue(), set(names), dtype), names, captured[0] if captured else None
 
 
 def _weights_as_initializers(onnx_bytes: bytes, user_inputs: set[str], dtype: str) -> bytes:

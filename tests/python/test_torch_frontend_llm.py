@@ -192,3 +192,16 @@ def test_generate_static_cache_one_decode_program_per_bucket():
     decode = [p for p in s["programs"] if p["input_shapes"][0] == [1, 1]]
     assert len(decode) == 1 and [1, KV_HEADS, bucket, H // HEADS] in decode[0]["input_shapes"]
     assert s["graphs_compiled"] == 3  # two prompt lengths, one decode bucket
+
+
+def test_meta_device_default_attention_traces():
+    """transformers' default (SDPA) attention reads the mask's values in eager mode (all ones?),
+    which a meta tensor cannot give: the trace's own outputs stand in for an eager run."""
+    cfg = transformers.LlamaConfig(vocab_size=VOCAB, hidden_size=H, intermediate_size=I, num_hidden_layers=LAYERS,
+                                   num_attention_heads=HEADS, num_key_value_heads=KV_HEADS)
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(cfg)
+    ids, mask = _ids(8), torch.ones(1, 8, dtype=torch.long)
+    traced = trnsim.trace(_Logits(model), (ids, mask), dtype="bf16", mode="timing")
+    out = traced(ids, mask)
+    assert out.is_meta and tuple(out.shape) == (1, 8, VOCAB) and traced.report["time_s"] > 0
