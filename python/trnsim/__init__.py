@@ -101,3 +101,25 @@ def _install_torch_backend_hook():
 
 _install_torch_backend_hook()
 __all__ += ["trace"]
+
+
+# Reports of torch.compile(backend="trnsim") runs (issue 11 item 3, issue 12 item 6): the last
+# graph, or the whole session (programs compiled, runs, CPU fallbacks, TTFT/TPOT of a generation).
+def last_report(all=False):
+    """The report of the graph that ran last on the simulated chip; all=True: session_report()."""
+    from trnsim.torch_backend import last_report as _last
+    return _last(all=all)
+
+
+def session_report():
+    """Every graph since import or reset_session(); see trnsim.torch_backend.session_report."""
+    from trnsim.torch_backend import session_report as _session
+    return _session()
+
+
+def reset_session():
+    from trnsim.torch_backend import reset_session as _reset
+    _reset()
+
+
+__all__ += ["last_report", "session_report", "reset_session"]

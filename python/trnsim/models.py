@@ -142,3 +142,57 @@ def export(module, inputs: Sequence[Any], path: str, input_names: Sequence[str],
                           input_names=list(input_names), output_names=list(output_names),
                           do_constant_folding=True)
     return path
+
+
+def tiny_resnet(seed: int = 0, width: int = 8, num_classes: int = 10):
+    """A ResNet-18-shaped CNN, narrow: stem conv/BN/ReLU/max-pool, four stages of two basic
+    blocks (3x3 conv, BN, ReLU, residual; a strided 1x1 conv + BN shortcut where the shape
+    changes), global average pooling and a linear head. Seeded random weights, eval mode."""
+    torch = _torch()
+    nn = torch.nn
+    torch.manual_seed(seed)
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.down = (nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+                         if stride != 1 or cin != cout else nn.Identity())
+
+        def forward(self, x):
+            y = torch.relu(self.bn1(self.conv1(x)))
+            return torch.relu(self.bn2(self.conv2(y)) + self.down(x))
+
+    chans = [width, 2 * width, 4 * width, 8 * width]
+    layers = [nn.Conv2d(3, width, 7, 2, 3, bias=False), nn.BatchNorm2d(width), nn.ReLU(), nn.MaxPool2d(3, 2, 1)]
+    cin = width
+    for i, c in enumerate(chans):
+        layers += [Block(cin, c, 1 if i == 0 else 2), Block(c, c, 1)]
+        cin = c
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cin, num_classes)]
+    model = nn.Sequential(*layers).eval()
+    with torch.no_grad():  # non-trivial batch-norm statistics
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.1, 0.1)
+                m.running_var.uniform_(0.5, 1.5)
+    return model
+
+
+def logits_module(lm):
+    """A causal LM as a module (input_ids, attention_mask) -> logits, without a KV cache: the
+    shape trnsim.trace exports (a meta-device model too)."""
+    torch = _torch()
+
+    class Logits(torch.nn.Module):
+        def __init__(self, lm):
+            super().__init__()
+            self.lm = lm
+
+        def forward(self, ids, mask):
+            return self.lm(input_ids=ids, attention_mask=mask, use_cache=False).logits
+
+    return Logits(lm).eval()
