@@ -7,7 +7,9 @@
 #include <map>
 
 #include "trnsim/common/error.h"
+#include "trnsim/hw/gpu_spec.h"
 #include "trnsim/hw/spec_loader.h"
+#include "trnsim/workloads/gpu_step_cost.h"
 
 namespace trnsim::workloads {
 namespace {
@@ -255,6 +257,8 @@ StepCost TrainiumStepCost::step(const StepBatch& b) const {
 }
 
 std::unique_ptr<IStepCost> make_step_cost(const ModelDesc& model, const Deployment& deployment) {
+  // A GPU system takes the roofline baseline behind the same interface (gpu_step_cost.h).
+  if (hw::is_gpu_system(deployment.system)) return make_gpu_step_cost(model, deployment);
   return std::make_unique<TrainiumStepCost>(model, deployment);
 }
 
