@@ -16,6 +16,15 @@ std::vector<Command>& registry() {
 }
 }  // namespace trnsim::cli
 
+namespace {
+// CLI11 messages can span lines (e.g. "... not in {a, b}\n"); the promise is one line.
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace trnsim::cli;
   set_program_path(argc > 0 ? argv[0] : "");
@@ -32,14 +41,25 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Any other parser error is a usage error: one line, exit 2 (CLI11's own codes are 100+).
+    fmt::print(stderr, "trnsim: error: {} (see trnsim --help)\n", one_line(e.what()));
+    return 2;
   } catch (const trnsim::Error& e) {
     fmt::print(stderr, "trnsim: error: {}\n", e.what());
     return 2;
   }
   try {
     return chosen ? chosen() : 0;
+  } catch (const CLI::Error& e) {
+    fmt::print(stderr, "trnsim: error: {}\n", one_line(e.what()));
+    return 2;
   } catch (const trnsim::Error& e) {
     fmt::print(stderr, "trnsim: error: {}\n", e.what());
     return 2;

@@ -7,6 +7,8 @@
 #include <iterator>
 
 #include "trnsim/common/error.h"
+#include "trnsim/common/file_read.h"
+#include "trnsim/common/limits.h"
 #include "trnsim/hw/spec_json.h"
 #include "trnsim/isa/program_io.h"
 #include "trnsim/isa/validate.h"
@@ -281,10 +283,10 @@ CompiledHeader read_header(BinaryReader& r) {
   return h;
 }
 
+// A saved program holds the model's constants: bounded by the host memory limit, so that
+// /dev/zero or a huge file is refused before it is read whole.
 std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(fmt::format("{}: cannot read the file", path));
-  return std::string(std::istreambuf_iterator<char>(f), {});
+  return read_file_bounded(path, memory_limit_bytes(), fmt::format("the host memory limit; set {} to raise it", kMemoryLimitVariable));
 }
 
 }  // namespace

@@ -220,3 +220,62 @@ TEST(CompiledModelIo, CorruptBytesAreErrorsNeverCrashes) {
 
 }  // namespace
 }  // namespace trnsim::compiler
+
+namespace trnsim::compiler {
+namespace {
+
+// A forged file (its hash recomputed: FNV-1a is a checksum, not a signature) whose DMA walks
+// an HBM tensor with a partition stride chosen so that the extent wraps int64: before the
+// checked extent, the bounds check passed and the DMA wrote through a wild pointer.
+TEST(CompiledModelIo, ForgedStrideThatWrapsTheExtentIsRefused) {
+  for (const int64_t stride : {int64_t{1} << 62, (int64_t{1} << 62) / 3 + 1, -(int64_t{1} << 62), INT64_MAX}) {
+    CompiledModel m = sample_model(DTypePolicy::FP32);
+    bool forged = false;
+    for (auto& s : m.segments)
+      for (auto& core : s.program.cores)
+        for (auto& q : core.dma_queues)
+          for (auto& ins : q)
+            if (auto* d = std::get_if<isa::Dma>(&ins.op); d && !forged && d->dst.space == isa::Space::HBM) {
+              d->dst.partition_stride = stride;
+              d->dst.partitions = 5;
+              forged = true;
+            }
+    ASSERT_TRUE(forged);
+    const std::string e = load_error(serialize_compiled(m, trn2()));
+    EXPECT_EQ(e.rfind("model.tpg: invalid program for segment", 0), 0u) << e;
+    EXPECT_TRUE(e.find("too large") != std::string::npos || e.find("reaches bytes") != std::string::npos) << e;
+  }
+}
+
+// Free counts whose product overflows int64 (2^31 x 2^31 x 2^31 x 2^31 with stride 0, an
+// extent of one element) would loop for ever: refused by the checked size.
+TEST(CompiledModelIo, ForgedPatternWithOverflowingSizeIsRefused) {
+  CompiledModel m = sample_model(DTypePolicy::FP32);
+  bool forged = false;
+  for (auto& s : m.segments)
+    for (auto& core : s.program.cores)
+      for (auto& q : core.dma_queues)
+        for (auto& ins : q)
+          if (auto* d = std::get_if<isa::Dma>(&ins.op); d && !forged) {
+            d->src.ndims = 4;
+            for (auto& dim : d->src.dims) dim = {0, INT32_MAX};
+            forged = true;
+          }
+  ASSERT_TRUE(forged);
+  const std::string e = load_error(serialize_compiled(m, trn2()));
+  EXPECT_EQ(e.rfind("model.tpg: invalid program for segment", 0), 0u) << e;
+  EXPECT_NE(e.find("too large"), std::string::npos) << e;
+}
+
+// An HBM tensor whose declared size overflows int64 is refused while reading.
+TEST(CompiledModelIo, ForgedTensorSizeIsRefused) {
+  CompiledModel m = sample_model(DTypePolicy::FP32);
+  for (auto& s : m.segments)
+    if (!s.program.tensors.empty()) { s.program.tensors[0].shape = {int64_t{1} << 40, int64_t{1} << 40}; break; }
+  const std::string e = load_error(serialize_compiled(m, trn2()));
+  EXPECT_EQ(e.rfind("model.tpg: corrupt or truncated file: HBM tensor dim", 0), 0u) << e;
+  EXPECT_NE(e.find("too large"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace trnsim::compiler
