@@ -59,39 +59,41 @@ test-python: install
 
 test: test-cpp test-python
 
-# Hardening (docs/hardening.md). test-sanitize: the C++ tests and the fuzz regression corpus
-# under AddressSanitizer + UndefinedBehaviorSanitizer (gcc), in build-sanitize/. fuzz: each
-# libFuzzer target (clang) for FUZZ_SECONDS from the seed corpora, in build-fuzz/.
+# Hardening (docs/hardening.md): one instrumented build, build-sanitize/, serves both targets.
+# test-sanitize: the C++ tests and the fuzz regression corpus under AddressSanitizer +
+# UndefinedBehaviorSanitizer. fuzz: each libFuzzer target for FUZZ_SECONDS from the seed
+# corpora (needs clang: `apt-get install clang libclang-rt-14-dev`; with gcc only, the build
+# is sanitizers without fuzzing).
 SAN_BUILD    := build-sanitize
-FUZZ_BUILD   := build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := onnx yaml npz tpg
+SAN_CXX      := $(shell command -v clang++ >/dev/null 2>&1 && echo clang++ || echo g++)
+SAN_FUZZ     := $(if $(filter clang++,$(SAN_CXX)),ON,OFF)
 SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-test-sanitize: $(VENV)/.stamp
-	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
-	      -DTRNSIM_SANITIZE=ON -DTRNSIM_BUILD_TESTS=ON -DTRNSIM_BUILD_BENCH=OFF -DTRNSIM_BUILD_PYTHON=OFF
+$(SAN_BUILD)/build.ninja: CMakeLists.txt
+	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_CXX_COMPILER=$(SAN_CXX) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DTRNSIM_SANITIZE=ON -DTRNSIM_FUZZ=$(SAN_FUZZ) \
+	      -DTRNSIM_BUILD_TESTS=ON -DTRNSIM_BUILD_BENCH=OFF -DTRNSIM_BUILD_PYTHON=OFF
+
+test-sanitize: $(SAN_BUILD)/build.ninja
 	cmake --build $(SAN_BUILD) -j $(JOBS)
 	$(SAN_ENV) ctest --test-dir $(SAN_BUILD) --output-on-failure --no-tests=error -j $(JOBS)
-
-$(FUZZ_BUILD)/build.ninja: CMakeLists.txt
-	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DTRNSIM_FUZZ=ON -DTRNSIM_BUILD_TESTS=OFF \
-	      -DTRNSIM_BUILD_BENCH=OFF -DTRNSIM_BUILD_PYTHON=OFF
 
 # Seed corpora: the ONNX node-test models and .tpg files compiled from some of them, the chip
 # and system presets, small .npz archives (fuzz/make_seeds.py).
 fuzz-seeds: install
-	$(PY) fuzz/make_seeds.py $(FUZZ_BUILD)/seeds
+	$(PY) fuzz/make_seeds.py $(SAN_BUILD)/seeds
 
-fuzz: $(FUZZ_BUILD)/build.ninja fuzz-seeds
-	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+fuzz: $(SAN_BUILD)/build.ninja fuzz-seeds
+	@test "$(SAN_FUZZ)" = ON || { echo "make fuzz needs clang (apt-get install clang libclang-rt-14-dev)"; exit 2; }
+	cmake --build $(SAN_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
 	@for t in $(FUZZ_TARGETS); do \
-	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/crashes/$$t; \
+	  mkdir -p $(SAN_BUILD)/corpus/$$t $(SAN_BUILD)/crashes/$$t; \
 	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
-	  $(SAN_ENV) $(FUZZ_BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=60 -rss_limit_mb=4096 \
-	    -max_len=1048576 -artifact_prefix=$(FUZZ_BUILD)/crashes/$$t/ -print_final_stats=1 \
-	    $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/seeds/$$t fuzz/regressions/$$t || exit 1; \
+	  $(SAN_ENV) $(SAN_BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=60 -rss_limit_mb=4096 \
+	    -max_len=1048576 -artifact_prefix=$(SAN_BUILD)/crashes/$$t/ -print_final_stats=1 \
+	    $(SAN_BUILD)/corpus/$$t $(SAN_BUILD)/seeds/$$t fuzz/regressions/$$t || exit 1; \
 	done
 
 bench: install

@@ -24,6 +24,7 @@
 #include "trnsim/compiler/compiled_model_io.h"
 #include "trnsim/runtime/npz.h"
 #include "trnsim/runtime/value_specialisation.h"
+#include "trnsim/common/json_text.h"
 
 namespace trnsim::cli {
 namespace {
@@ -126,7 +127,7 @@ int run_model(const RunArgs& a) {
       const OutputStats st = output_stats(v);
       j["outputs"][n] = {{"shape", cm.shapes.at(n)}, {"mean", st.mean}, {"max_abs", st.max_abs}};
     }
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j, 2) << "\n";
     return 0;
   }
   fmt::print("model {} ({} nodes after compilation, dtype {})\n", a.model, cm.graph.nodes.size(), compiler::policy_name(cm.policy));

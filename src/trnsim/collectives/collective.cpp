@@ -16,6 +16,7 @@ CollectiveRunner::CollectiveRunner(const hw::SystemSpec& sys, const CollectiveOp
     throw UnsupportedError(fmt::format("collectives run on whole-byte float dtypes (fp32, bf16, fp16, fp8); got {}",
                                        di.name));
   elem_bytes_ = di.bits / 8;
+  hbm_bytes_ = static_cast<int64_t>(sys.chip.hbm.capacity.value());
   const int rpc = o.ranks_per_chip > 0 ? o.ranks_per_chip : sys.chip.neuron_cores;
   costs_ = collective_costs(sys, o.dtype, rpc);
   fabric::FabricOptions fo;
@@ -34,6 +35,10 @@ CollectiveRunner::CollectiveRunner(const hw::SystemSpec& sys, const CollectiveOp
 int64_t CollectiveRunner::count_for(int64_t size) const {
   const int n = fabric_->ranks();
   if (size <= 0) throw ShapeError(fmt::format("size {} B must be positive", size));
+  // A rank's buffer lives in its chip's HBM; bounding it there also keeps every byte count
+  // and duration below (sizes x ranks, picoseconds) far from int64 overflow.
+  if (size > hbm_bytes_)
+    throw ShapeError(fmt::format("size {} B is larger than one chip's HBM ({} B), where a rank's buffer lives", size, hbm_bytes_));
   if (size % elem_bytes_)
     throw ShapeError(fmt::format("size {} B is not a whole number of {} elements ({} B each)", size,
                                  numerics::name(opt_.dtype), elem_bytes_));

@@ -56,6 +56,7 @@ class CollectiveRunner {
  private:
   CollectiveOptions opt_;
   int elem_bytes_;
+  int64_t hbm_bytes_ = 0;  // one chip's HBM: no rank's buffer is larger
   CollectiveCosts costs_;
   std::unique_ptr<fabric::Fabric> fabric_;
   std::unique_ptr<ScheduleTimer> timer_;

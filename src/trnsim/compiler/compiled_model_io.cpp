@@ -8,6 +8,7 @@
 
 #include "trnsim/common/error.h"
 #include "trnsim/common/file_read.h"
+#include "trnsim/common/json_text.h"
 #include "trnsim/common/limits.h"
 #include "trnsim/hw/spec_json.h"
 #include "trnsim/isa/program_io.h"
@@ -294,7 +295,7 @@ std::string read_file(const std::string& path) {
 uint64_t chip_spec_hash(const hw::ChipSpec& chip) {
   nlohmann::json j = hw::to_json(chip);
   j.erase("source");
-  return fnv1a(j.dump());
+  return fnv1a(json_text(j));
 }
 
 std::string serialize_compiled(const CompiledModel& model, const hw::ChipSpec& chip) {

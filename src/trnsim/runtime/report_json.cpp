@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "trnsim/runtime/op_table_text.h"
+#include "trnsim/common/json_text.h"
 
 namespace trnsim::runtime {
 
@@ -50,7 +51,7 @@ void write_timeline_trace(std::ostream& out, const Report& r) {
   for (const auto& e : r.timeline)
     ev.push_back({{"name", e.name}, {"ph", "X"}, {"ts", e.start_s * 1e6}, {"dur", (e.end_s - e.start_s) * 1e6},
                   {"pid", e.unit.core}, {"tid", e.unit.name()}, {"args", {{"op", e.op_node}}}});
-  out << nlohmann::json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}.dump() << "\n";
+  out << json_text(nlohmann::json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}) << "\n";
 }
 
 }  // namespace trnsim::runtime
