@@ -14,7 +14,12 @@ def main(argv: list[str] | None = None) -> int:
     run_check.add_arguments(p_run)
     args = parser.parse_args(argv)
     if args.command == "run":
-        return run_check.run(args)
+        try:
+            return run_check.run(args)
+        except Exception as e:  # a bug, not bad input: still one line, never a traceback (as the C++ CLI)
+            msg = " ".join(str(e).split())
+            print(f"trnsim: internal error: {type(e).__name__}: {msg}", file=sys.stderr)
+            return 3
     parser.error(f"unknown command {args.command}")
     return 2
 

@@ -239,6 +239,11 @@ def _jsonable(x: Any) -> Any:
     return x
 
 
+def _one_line(e: BaseException) -> str:
+    """An exception's message on one line (onnxruntime's span several)."""
+    return " ".join(str(e).split()) or type(e).__name__
+
+
 def run(args: argparse.Namespace) -> int:
     import zipfile
 
@@ -288,6 +293,9 @@ def run(args: argparse.Namespace) -> int:
     except trnsim.TrnsimError as e:  # UnsupportedError and ShapeError derive from it
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
+    except ValueError as e:  # the model's inputs as read here (model_inputs, make_inputs)
+        print(f"error: {args.model}: {_one_line(e)}", file=sys.stderr)
+        return 2
     batch = next(iter(feeds.values())).shape[0] if feeds and next(iter(feeds.values())).ndim else 1
     result: dict[str, Any] = {
         "model": args.model, "chip": args.chip, "dtype": args.dtype, "mode": args.mode,
@@ -303,7 +311,11 @@ def run(args: argparse.Namespace) -> int:
             print("note: --check needs --mode functional (timing mode computes no values)", file=sys.stderr)
         else:
             t0 = time.perf_counter()
-            ref = run_onnxruntime(model_bytes, feeds)
+            try:
+                ref = run_onnxruntime(model_bytes, feeds)
+            except Exception as e:  # onnxruntime's own errors (InvalidGraph, Fail, ...): the reference cannot run
+                print(f"error: {args.model}: onnxruntime cannot run the model for --check: {_one_line(e)}", file=sys.stderr)
+                return 2
             result["onnxruntime_wall_s"] = time.perf_counter() - t0
             checks = [compare(n, outs[n], ref[n], args.dtype) for n in ref]
             result["check"] = [asdict(c) for c in checks]

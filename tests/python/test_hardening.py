@@ -1,0 +1,109 @@
+"""Hardening (issue 17, docs/hardening.md): bad input through the commands and the Python API
+ends in a one-line typed error with exit status 2 (never a traceback, a crash, a parser code
+of 100+, or output lost to an encoding error), and the fixes that make results right: each
+case is checked against what the input must give (a closed form or the reference check)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import trnsim
+from cli_path import trnsim_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(*args: str, env: dict | None = None, timeout: int = 60) -> subprocess.CompletedProcess:
+    e = dict(os.environ, **(env or {}))
+    return subprocess.run([trnsim_cli(), *args], capture_output=True, timeout=timeout, env=e)
+
+
+def one_line_error(p: subprocess.CompletedProcess, *needles: str) -> str:
+    err = p.stderr.decode("utf-8", "replace")
+    assert p.returncode == 2, (p.returncode, err)
+    assert err.startswith("trnsim: error: ") and err.count("\n") == 1, err
+    for n in needles:
+        assert n in err, (n, err)
+    return err
+
+
+@pytest.mark.parametrize("args", [["kernel", "matmul", "--no-such-flag"], ["collective", "--ranks", "many"],
+                                  ["specs", "--json", "extra", "positional"], ["nosuchcommand"], []])
+def test_argument_errors_exit_2_on_one_line(args):
+    one_line_error(cli(*args))
+
+
+def chip_yaml(tmp_path: Path, old: bytes, new: bytes) -> Path:
+    text = (ROOT / "configs" / "chips" / "trn2.yaml").read_bytes()
+    assert old in text
+    p = tmp_path / "chip.yaml"
+    p.write_bytes(text.replace(old, new, 1))
+    return p
+
+
+def test_non_utf8_name_is_written_as_replacement_characters(tmp_path):
+    p = cli("specs", "--chip", str(chip_yaml(tmp_path, b"name: trn2", b"name: trn\xff\xfe")), "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["chips"][0]["name"] == "trn\ufffd\ufffd"
+
+
+@pytest.mark.parametrize("old,new,field", [(b"clock: 2.4 GHz", b"clock: 1 Hz", "clock"),
+                                           (b"clock: 0.96 GHz", b"clock: 0.001 Hz", "clock")])
+def test_clock_outside_the_simulators_range_names_the_field(tmp_path, old, new, field):
+    err = one_line_error(cli("kernel", "matmul", "--chip", str(chip_yaml(tmp_path, old, new))),
+                         field, "1 MHz to 1000 GHz")
+    assert "scheduled in the past" not in err
+
+
+def test_device_file_as_config_is_refused_after_a_bounded_read():
+    one_line_error(cli("specs", "--chip", "/dev/zero"), "/dev/zero", "larger than")
+
+
+def test_collective_larger_than_a_chips_hbm_is_refused():
+    one_line_error(cli("collective", "--op", "all-reduce", "--ranks", "16", "--system", "trn1.32xlarge",
+                       "--sizes", str(1 << 59)), "larger than one chip's HBM")
+
+
+def test_named_algorithm_on_too_many_ranks_is_refused_up_front():
+    p = cli("collective", "--op", "all-reduce", "--ranks", "100000", "--system", "trn2.48xlarge", "--sizes", "1G",
+            "--algorithm", "ring", timeout=120)
+    one_line_error(p, "transfers", "more than trnsim times")
+
+
+def test_huge_kernel_is_refused_with_the_memory_limit():
+    p = cli("kernel", "matmul", "--m", "65536", "--k", "65536", "--n", "65536", env={"TRNSIM_MAX_MEMORY": "256M"})
+    one_line_error(p, "TRNSIM_MAX_MEMORY", "instructions")
+
+
+def test_layernorm_chunk_not_a_multiple_of_512_matches_the_reference():
+    p = cli("kernel", "layernorm", "--rows", "4", "--cols", "1000", "--chunk", "100", "--functional", "--json")
+    assert p.returncode == 0, p.stderr
+    checks = json.loads(p.stdout)["check"]
+    assert checks and all(c["violations"] == 0 for c in checks.values()), checks
+
+
+def relu_model(opset: int) -> bytes:
+    import onnx
+    from onnx import TensorProto, helper
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    return m.SerializeToString()
+
+
+def test_check_on_a_model_onnxruntime_rejects_is_one_line(tmp_path):
+    model = tmp_path / "m.onnx"
+    model.write_bytes(relu_model((1 << 40) + 17))
+    p = subprocess.run([sys.executable, "-m", "trnsim", "run", str(model), "--check"], capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "Traceback" not in p.stderr and p.stderr.count("\n") == 1, p.stderr
+
+
+def test_python_errors_are_trnsim_errors():
+    with pytest.raises(trnsim.TrnsimError):
+        trnsim.compile_onnx(b"\x08\x07garbage that is not a model")
