@@ -27,8 +27,6 @@ NB_MODULE(_core, m) {
       throw;
     } catch (const nb::builtin_exception&) {
       throw;
-    } catch (const nb::next_overload&) {
-      throw;
     } catch (const trnsim::Error&) {
       throw;
     } catch (const std::bad_alloc&) {

@@ -107,3 +107,20 @@ def test_check_on_a_model_onnxruntime_rejects_is_one_line(tmp_path):
 def test_python_errors_are_trnsim_errors():
     with pytest.raises(trnsim.TrnsimError):
         trnsim.compile_onnx(b"\x08\x07garbage that is not a model")
+
+
+def test_output_to_a_full_device_is_an_error(tmp_path):
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run([trnsim_cli(), "specs", "--json"], stdout=full, stderr=subprocess.PIPE, timeout=60)
+    assert p.returncode == 2, p.stderr
+    assert b"writing the output failed" in p.stderr
+    p = cli("kernel", "matmul", "--m", "128", "--k", "128", "--n", "128", "--trace", "/dev/full")
+    one_line_error(p, "/dev/full")
+
+
+def test_system_naming_a_non_spec_file_as_chip_does_not_echo_it(tmp_path):
+    (tmp_path / "secret.yaml").write_text("TOP-SECRET-TOKEN-1234\n")
+    text = (ROOT / "configs" / "systems" / "trn1.32xlarge.yaml").read_text()
+    (tmp_path / "sys.yaml").write_text(text.replace("chip: trn1", "chip: secret.yaml", 1))
+    err = one_line_error(cli("specs", "--system", str(tmp_path / "sys.yaml")), "not a spec")
+    assert "TOP-SECRET" not in err

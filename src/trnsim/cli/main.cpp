@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 
 #include "trnsim/cli/command.h"
@@ -56,7 +57,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    return chosen ? chosen() : 0;
+    const int rc = chosen ? chosen() : 0;
+    // Results go to stdout: a write that failed (a full disk, /dev/full) must not exit 0.
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout))
+      throw trnsim::Error("writing the output failed (disk full or closed pipe?)");
+    return rc;
   } catch (const CLI::Error& e) {
     fmt::print(stderr, "trnsim: error: {}\n", one_line(e.what()));
     return 2;

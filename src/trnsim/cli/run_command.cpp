@@ -118,6 +118,8 @@ int run_model(const RunArgs& a) {
     std::ofstream f(a.trace);
     if (!f) throw Error("cannot write trace '" + a.trace + "'");
     runtime::write_timeline_trace(f, out.report);
+    f.close();
+    if (!f) throw Error("writing the trace '" + a.trace + "' failed (disk full?)");
   }
   if (a.json) {
     auto j = runtime::report_json(out.report, batch);

@@ -46,6 +46,8 @@ int run_tensor_parallel(const TensorParallelArgs& a) {
     std::ofstream f(a.trace);
     if (!f) throw Error("cannot write trace '" + a.trace + "'");
     runtime::write_tp_trace(f, out.report);
+    f.close();
+    if (!f) throw Error("writing the trace '" + a.trace + "' failed (disk full?)");
   }
   const auto& shapes = m.single_chip().shapes;
   if (a.json) {

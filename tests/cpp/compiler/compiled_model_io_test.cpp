@@ -3,6 +3,7 @@
 // version, chip; truncated; corrupt) are Errors naming the file and the problem, never crashes.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -224,6 +225,15 @@ TEST(CompiledModelIo, CorruptBytesAreErrorsNeverCrashes) {
 namespace trnsim::compiler {
 namespace {
 
+// With TRNSIM_WRITE_REGRESSIONS=DIR, the forged files are also written to DIR (how
+// fuzz/regressions/tpg/forged-* were made).
+namespace tpg {
+std::string forged(const std::string& bytes, const std::string& name) {
+  if (const char* dir = std::getenv("TRNSIM_WRITE_REGRESSIONS")) write(std::string(dir) + "/" + name, bytes);
+  return bytes;
+}
+}  // namespace tpg
+
 // A forged file (its hash recomputed: FNV-1a is a checksum, not a signature) whose DMA walks
 // an HBM tensor with a partition stride chosen so that the extent wraps int64: before the
 // checked extent, the bounds check passed and the DMA wrote through a wild pointer.
@@ -241,7 +251,7 @@ TEST(CompiledModelIo, ForgedStrideThatWrapsTheExtentIsRefused) {
               forged = true;
             }
     ASSERT_TRUE(forged);
-    const std::string e = load_error(serialize_compiled(m, trn2()));
+    const std::string e = load_error(tpg::forged(serialize_compiled(m, trn2()), "forged-stride-" + std::to_string(stride & 0xffff)));
     EXPECT_EQ(e.rfind("model.tpg: invalid program for segment", 0), 0u) << e;
     EXPECT_TRUE(e.find("too large") != std::string::npos || e.find("reaches bytes") != std::string::npos) << e;
   }
@@ -262,7 +272,7 @@ TEST(CompiledModelIo, ForgedPatternWithOverflowingSizeIsRefused) {
             forged = true;
           }
   ASSERT_TRUE(forged);
-  const std::string e = load_error(serialize_compiled(m, trn2()));
+  const std::string e = load_error(tpg::forged(serialize_compiled(m, trn2()), "forged-size"));
   EXPECT_EQ(e.rfind("model.tpg: invalid program for segment", 0), 0u) << e;
   EXPECT_NE(e.find("too large"), std::string::npos) << e;
 }
@@ -272,7 +282,7 @@ TEST(CompiledModelIo, ForgedTensorSizeIsRefused) {
   CompiledModel m = sample_model(DTypePolicy::FP32);
   for (auto& s : m.segments)
     if (!s.program.tensors.empty()) { s.program.tensors[0].shape = {int64_t{1} << 40, int64_t{1} << 40}; break; }
-  const std::string e = load_error(serialize_compiled(m, trn2()));
+  const std::string e = load_error(tpg::forged(serialize_compiled(m, trn2()), "forged-tensor-size"));
   EXPECT_EQ(e.rfind("model.tpg: corrupt or truncated file: HBM tensor dim", 0), 0u) << e;
   EXPECT_NE(e.find("too large"), std::string::npos) << e;
 }
