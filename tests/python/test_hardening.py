@@ -124,3 +124,13 @@ def test_system_naming_a_non_spec_file_as_chip_does_not_echo_it(tmp_path):
     (tmp_path / "sys.yaml").write_text(text.replace("chip: trn1", "chip: secret.yaml", 1))
     err = one_line_error(cli("specs", "--system", str(tmp_path / "sys.yaml")), "not a spec")
     assert "TOP-SECRET" not in err
+
+
+@pytest.mark.parametrize("opt", [["--dtype", "bf16"], ["--batch", "4"], ["--cores", "2"], ["--dim", "n=3"]])
+def test_compile_options_are_refused_for_a_saved_program(tmp_path, opt):
+    model, tpg = tmp_path / "m.onnx", tmp_path / "m.tpg"
+    model.write_bytes(relu_model(17))
+    p = cli("compile", str(model), "-o", str(tpg))
+    assert p.returncode == 0, p.stderr
+    assert cli("run", str(tpg)).returncode == 0
+    one_line_error(cli("run", str(tpg), *opt), str(tpg), opt[0], "does not apply to a saved program")

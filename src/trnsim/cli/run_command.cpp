@@ -38,6 +38,8 @@ struct RunArgs {
   bool timing_only = false, dump_ir = false, json = false, check = false;
   CLI::Option* chip_option = nullptr;   // to tell an explicit --chip from the default
   CLI::Option* batch_option = nullptr;  // and an explicit --batch
+  CLI::Option* dtype_option = nullptr;  // options that only compiling takes: refused for a .tpg
+  CLI::Option* cores_option = nullptr;
   std::string system;  // --tp: tensor-parallel over chips of this system (run_tensor_parallel.h)
   int tp = 0;
 };
@@ -95,6 +97,13 @@ int run_model(const RunArgs& a) {
   std::vector<std::string> specialised;
   compiler::CompiledModel cm;
   if (compiled_file) {
+    // A saved program was compiled with its dtype, shapes and cores: options that would
+    // change them cannot apply, and ignoring them silently would report another model.
+    for (auto [opt, name] : {std::pair{a.dtype_option, "--dtype"}, {a.batch_option, "--batch"}, {a.cores_option, "--cores"}})
+      if (opt && opt->count() > 0)
+        throw Error(fmt::format("{}: {} does not apply to a saved program (it was fixed when compiled): compile the .onnx again with it", a.model, name));
+    if (!a.dims.empty())
+      throw Error(fmt::format("{}: --dim does not apply to a saved program (its shapes were fixed when compiled)", a.model));
     cm = compiler::load_compiled(a.model, chip);
   } else {
     runtime::SpecialisedModel sm = runtime::compile_specialised(compiler::import_onnx_file(a.model), chip, opt, npz);
@@ -144,9 +153,9 @@ Register reg{{"run",
                 auto a = std::make_shared<RunArgs>();
                 app.add_option("model", a->model, "ONNX model file, or a program saved by `trnsim compile -o`")->required();
                 a->chip_option = app.add_option("--chip", a->chip, "chip preset (trn1, inf2, trn2, trn3) or a YAML file")->capture_default_str();
-                app.add_option("--dtype", a->dtype, "dtype policy: fp32, bf16 (bf16 matmul inputs, fp32 accumulation), fp8")->capture_default_str();
+                a->dtype_option = app.add_option("--dtype", a->dtype, "dtype policy: fp32, bf16 (bf16 matmul inputs, fp32 accumulation), fp8")->capture_default_str();
                 a->batch_option = app.add_option("--batch", a->batch, "size of symbolic leading (batch) axes")->capture_default_str();
-                app.add_option("--cores", a->cores, "NeuronCores to split each node's work across (0: all of the chip's)")->capture_default_str();
+                a->cores_option = app.add_option("--cores", a->cores, "NeuronCores to split each node's work across (0: all of the chip's)")->capture_default_str();
                 app.add_option("--dim", a->dims, "size of another symbolic axis, NAME=SIZE (repeatable)");
                 app.add_option("--inputs", a->inputs, "inputs as .npz (np.savez / np.savez_compressed), arrays named after the model's inputs");
                 app.add_option("--seed", a->seed, "seed of the random inputs")->capture_default_str();
