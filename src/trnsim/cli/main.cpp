@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <system_error>
 
 #include "trnsim/cli/command.h"
 #include "trnsim/cli/python_handoff.h"
@@ -65,6 +66,11 @@ int main(int argc, char** argv) {
     return rc;
   } catch (const CLI::Error& e) {
     fmt::print(stderr, "trnsim: error: {}\n", one_line(e.what()));
+    return 2;
+  } catch (const std::system_error& e) {
+    // An operating-system error surfacing from the output (fmt's "cannot write to file: No
+    // space left on device"): the environment, not a bug.
+    fmt::print(stderr, "trnsim: error: writing the output failed: {}\n", one_line(e.what()));
     return 2;
   } catch (const trnsim::Error& e) {
     fmt::print(stderr, "trnsim: error: {}\n", e.what());

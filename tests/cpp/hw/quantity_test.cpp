@@ -105,21 +105,22 @@ TEST(Quantity, ErrorsAreOneLine) {
   }
 }
 
-}  // namespace
-}  // namespace trnsim::hw
-
 // Values the simulator cannot represent are refused where they are read: simulated time is
 // integer picoseconds in int64, so a 1 Hz clock or a 1 B/s link overflowed it later ("an
 // event was scheduled in the past", naming no field); a capacity of 0.5 B rounded to none.
 TEST(Quantity, OutsideTheSimulatorsRangeIsRefused) {
-  for (auto [e, range] : {std::pair{error_of([] { parse_frequency("1 Hz"); }), "1 MHz to 1000 GHz"},
-                          {error_of([] { parse_bandwidth("1 B/s"); }), "1 MB/s to 1 EB/s"},
-                          {error_of([] { parse_bytes("0.5 B"); }), "1 B to 1 EB"},
-                          {error_of([] { parse_duration("2 h"); }), ""},
-                          {error_of([] { parse_duration("4000 s"); }), "0 to 1 hour"}}) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {error_of([] { parse_frequency("1 Hz"); }), "1 MHz to 1000 GHz"},
+      {error_of([] { parse_bandwidth("1 B/s"); }), "1 MB/s to 1 EB/s"},
+      {error_of([] { parse_bytes("0.5 B"); }), "1 B to 1 EB"},
+      {error_of([] { parse_duration("4000 s"); }), "0 to 1 hour"}};
+  for (const auto& [e, range] : cases) {
     EXPECT_NE(e.find("expected a"), std::string::npos) << e;
     EXPECT_NE(e.find(range), std::string::npos) << e;
   }
   EXPECT_DOUBLE_EQ(parse_frequency("1 MHz").value(), 1e-3);  // the bounds themselves are taken
   EXPECT_DOUBLE_EQ(parse_bandwidth("1 MB/s").value(), 1e-3);
 }
+
+}  // namespace
+}  // namespace trnsim::hw
