@@ -239,6 +239,9 @@ def _jsonable(x: Any) -> Any:
     return x
 
 
+_MAX_MODEL_BYTES = 2 << 30  # protobuf's limit for one serialized message (an ONNX model)
+
+
 def _one_line(e: BaseException) -> str:
     """An exception's message on one line (onnxruntime's span several)."""
     return " ".join(str(e).split()) or type(e).__name__
@@ -250,8 +253,12 @@ def run(args: argparse.Namespace) -> int:
     import trnsim
     dims: dict[str, int] = {}
     try:  # bad files and options: one line and exit status 2, as the C++ command does
-        with open(args.model, "rb") as f:
-            model_bytes = f.read()
+        with open(args.model, "rb") as f:  # bounded: /dev/zero or a FIFO must not be read for ever
+            model_bytes = f.read(_MAX_MODEL_BYTES + 1)
+        if len(model_bytes) > _MAX_MODEL_BYTES:
+            print(f"error: {args.model}: larger than {_MAX_MODEL_BYTES} bytes, protobuf's limit for an ONNX model",
+                  file=sys.stderr)
+            return 2
         if args.inputs:
             with np.load(args.inputs) as z:
                 feeds = {k: z[k] for k in z.files}
