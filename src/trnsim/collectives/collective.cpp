@@ -16,7 +16,8 @@ CollectiveRunner::CollectiveRunner(const hw::SystemSpec& sys, const CollectiveOp
     throw UnsupportedError(fmt::format("collectives run on whole-byte float dtypes (fp32, bf16, fp16, fp8); got {}",
                                        di.name));
   elem_bytes_ = di.bits / 8;
-  hbm_bytes_ = static_cast<int64_t>(sys.chip.hbm.capacity.value());
+  // (a spec built in code may leave the HBM out: then 1 PiB, still far from overflow)
+  hbm_bytes_ = sys.chip.hbm.capacity.value() >= 1 ? static_cast<int64_t>(sys.chip.hbm.capacity.value()) : int64_t{1} << 50;
   const int rpc = o.ranks_per_chip > 0 ? o.ranks_per_chip : sys.chip.neuron_cores;
   costs_ = collective_costs(sys, o.dtype, rpc);
   fabric::FabricOptions fo;
