@@ -62,13 +62,14 @@ test: test-cpp test-python
 # Hardening (docs/hardening.md): one instrumented build, build-sanitize/, serves both targets.
 # test-sanitize: the C++ tests and the fuzz regression corpus under AddressSanitizer +
 # UndefinedBehaviorSanitizer. fuzz: each libFuzzer target for FUZZ_SECONDS from the seed
-# corpora (needs clang: `apt-get install clang libclang-rt-14-dev`; with gcc only, the build
-# is sanitizers without fuzzing).
+# corpora (needs clang 16 or later, which captures structured bindings in lambdas as the code
+# does: `apt-get install clang-16 libclang-rt-16-dev`; with gcc only, the build is sanitizers
+# without fuzzing).
 SAN_BUILD    := build-sanitize
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := onnx yaml npz tpg
-SAN_CXX      := $(shell command -v clang++ >/dev/null 2>&1 && echo clang++ || echo g++)
-SAN_FUZZ     := $(if $(filter clang++,$(SAN_CXX)),ON,OFF)
+SAN_CXX      := $(firstword $(foreach c,clang++-19 clang++-18 clang++-17 clang++-16,$(shell command -v $(c) 2>/dev/null)) g++)
+SAN_FUZZ     := $(if $(findstring clang,$(SAN_CXX)),ON,OFF)
 SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 $(SAN_BUILD)/build.ninja: CMakeLists.txt
@@ -86,7 +87,7 @@ fuzz-seeds: install
 	$(PY) fuzz/make_seeds.py $(SAN_BUILD)/seeds
 
 fuzz: $(SAN_BUILD)/build.ninja fuzz-seeds
-	@test "$(SAN_FUZZ)" = ON || { echo "make fuzz needs clang (apt-get install clang libclang-rt-14-dev)"; exit 2; }
+	@test "$(SAN_FUZZ)" = ON || { echo "make fuzz needs clang 16+ (apt-get install clang-16 libclang-rt-16-dev)"; exit 2; }
 	cmake --build $(SAN_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(SAN_BUILD)/corpus/$$t $(SAN_BUILD)/crashes/$$t; \

@@ -434,8 +434,7 @@ void track(KernelBuilder::Impl& I, int core, uint32_t s, uint32_t idx, const Ope
     Buffer& buf = I.buffers[b];
     // Only records whose every byte this write replaces: a later access meeting them meets
     // this write, which waited for them.
-    // (by name, not a capture of the bindings: clang 14, the fuzzing compiler, cannot capture them)
-    auto covered = [&box = bx, &bytes = set](const Access& a) { return box.covers(a.box) && bytes_cover(bytes, a.set); };
+    auto covered = [&](const Access& a) { return bx.covers(a.box) && bytes_cover(set, a.set); };
     buf.writers.erase(std::remove_if(buf.writers.begin(), buf.writers.end(), covered), buf.writers.end());
     buf.readers.erase(std::remove_if(buf.readers.begin(), buf.readers.end(), covered), buf.readers.end());
     buf.writers.push_back({bx, set, s, idx});
