@@ -232,6 +232,16 @@ std::string forged(const std::string& bytes, const std::string& name) {
   if (const char* dir = std::getenv("TRNSIM_WRITE_REGRESSIONS")) write(std::string(dir) + "/" + name, bytes);
   return bytes;
 }
+
+// The first DMA of the model (with its destination in HBM if `to_hbm`), to forge.
+isa::Dma& first_dma(CompiledModel& m, bool to_hbm) {
+  for (auto& s : m.segments)
+    for (auto& core : s.program.cores)
+      for (auto& q : core.dma_queues)
+        for (auto& ins : q)
+          if (auto* d = std::get_if<isa::Dma>(&ins.op); d && (!to_hbm || d->dst.space == isa::Space::HBM)) return *d;
+  throw std::logic_error("the sample model has no such DMA");
+}
 }  // namespace tpg
 
 // A forged file (its hash recomputed: FNV-1a is a checksum, not a signature) whose DMA walks
@@ -240,18 +250,10 @@ std::string forged(const std::string& bytes, const std::string& name) {
 TEST(CompiledModelIo, ForgedStrideThatWrapsTheExtentIsRefused) {
   for (const int64_t stride : {int64_t{1} << 62, (int64_t{1} << 62) / 3 + 1, -(int64_t{1} << 62), INT64_MAX}) {
     CompiledModel m = sample_model(DTypePolicy::FP32);
-    bool forged = false;
-    for (auto& s : m.segments)
-      for (auto& core : s.program.cores)
-        for (auto& q : core.dma_queues)
-          for (auto& ins : q)
-            if (auto* d = std::get_if<isa::Dma>(&ins.op); d && !forged && d->dst.space == isa::Space::HBM) {
-              d->dst.partition_stride = stride;
-              d->dst.partitions = 5;
-              forged = true;
-            }
-    ASSERT_TRUE(forged);
-    const std::string e = load_error(tpg::forged(serialize_compiled(m, trn2()), "forged-stride-" + std::to_string(stride & 0xffff)));
+    isa::Dma& d = tpg::first_dma(m, true);
+    d.dst.partition_stride = stride;
+    d.dst.partitions = 5;
+    const std::string e = load_error(tpg::forged(serialize_compiled(m, trn2()), "forged-stride-" + std::to_string(static_cast<uint64_t>(stride) % 1000)));
     EXPECT_EQ(e.rfind("model.tpg: invalid program for segment", 0), 0u) << e;
     EXPECT_TRUE(e.find("too large") != std::string::npos || e.find("reaches bytes") != std::string::npos) << e;
   }
@@ -261,17 +263,9 @@ TEST(CompiledModelIo, ForgedStrideThatWrapsTheExtentIsRefused) {
 // extent of one element) would loop for ever: refused by the checked size.
 TEST(CompiledModelIo, ForgedPatternWithOverflowingSizeIsRefused) {
   CompiledModel m = sample_model(DTypePolicy::FP32);
-  bool forged = false;
-  for (auto& s : m.segments)
-    for (auto& core : s.program.cores)
-      for (auto& q : core.dma_queues)
-        for (auto& ins : q)
-          if (auto* d = std::get_if<isa::Dma>(&ins.op); d && !forged) {
-            d->src.ndims = 4;
-            for (auto& dim : d->src.dims) dim = {0, INT32_MAX};
-            forged = true;
-          }
-  ASSERT_TRUE(forged);
+  isa::Dma& d = tpg::first_dma(m, false);
+  d.src.ndims = 4;
+  for (auto& dim : d.src.dims) dim = {0, INT32_MAX};
   const std::string e = load_error(tpg::forged(serialize_compiled(m, trn2()), "forged-size"));
   EXPECT_EQ(e.rfind("model.tpg: invalid program for segment", 0), 0u) << e;
   EXPECT_NE(e.find("too large"), std::string::npos) << e;
