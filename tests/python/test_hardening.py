@@ -73,9 +73,11 @@ def test_named_algorithm_on_too_many_ranks_is_refused_up_front():
     one_line_error(p, "transfers", "more than trnsim times")
 
 
-def test_huge_kernel_is_refused_with_the_memory_limit():
-    p = cli("kernel", "matmul", "--m", "65536", "--k", "65536", "--n", "65536", env={"TRNSIM_MAX_MEMORY": "256M"})
-    one_line_error(p, "TRNSIM_MAX_MEMORY", "instructions")
+def test_huge_kernel_is_refused_up_front_with_its_estimate():
+    # 65,536^3 took 8.4 GiB before bad_alloc: now refused before any instruction is built,
+    # with the estimate (33.5 M matmul tiles = 512 x 128 x 512) and the limit.
+    p = cli("kernel", "matmul", "--m", "65536", "--k", "65536", "--n", "65536", env={"TRNSIM_MAX_MEMORY": "16G"})
+    one_line_error(p, "needs about 33554432 instructions", "limit of 16.0 GiB", "TRNSIM_MAX_MEMORY")
 
 
 def test_layernorm_chunk_not_a_multiple_of_512_matches_the_reference():
