@@ -106,7 +106,12 @@ def test_check_on_a_model_onnxruntime_rejects_is_one_line(tmp_path):
     assert "Traceback" not in p.stderr and p.stderr.count("\n") == 1, p.stderr
 
 
-def test_python_errors_are_trnsim_errors():
+@pytest.mark.parametrize("name", ["no-outputs.onnx", "neg-init-dim.onnx"])
+def test_python_errors_are_trnsim_errors(name):
+    # Models whose C++ errors were std::out_of_range / std::length_error (raw IndexError and
+    # ValueError in Python): whatever the compiler throws, Python sees a TrnsimError.
+    with pytest.raises(trnsim.TrnsimError):
+        trnsim.compile_onnx((ROOT / "fuzz" / "pending" / "onnx" / name).read_bytes())
     with pytest.raises(trnsim.TrnsimError):
         trnsim.compile_onnx(b"\x08\x07garbage that is not a model")
 
