@@ -134,7 +134,8 @@ void bind(nb::module_& root) {
            "Runs one forward pass; returns {name: (shape, flat float32 array)} (empty in timing mode)");
   m.def("supported_ops", [] {
     std::vector<std::string> ops;
-    for (const auto& r : compiler::op_table()) ops.emplace_back(r.name);
+    for (const auto& r : compiler::op_table())
+      if (!r.internal) ops.emplace_back(r.name);
     return ops;
   }, "ONNX ops the importer accepts (each lowers or folds; see docs/compiler.md for limits)");
   m.def("load_compiled", &load_compiled, nb::arg("path"), nb::arg("chip").none() = nb::none(),

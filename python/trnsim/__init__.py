@@ -9,6 +9,8 @@ from trnsim.collectives import collective, collective_algorithms, collective_ops
 from trnsim.kernels import KernelBuilder, kernel, kernel_list, run
 from trnsim.compiler import CompiledModel, compile_onnx, load_compiled, supported_ops
 from trnsim.tensor_parallel import run_tensor_parallel
+from trnsim.llm import llm, llm_model, llm_models
+from trnsim.train import train
 
 __version__ = _core.__version__
 
@@ -17,6 +19,8 @@ __all__ += ["specs", "load_chip", "load_system", "chip_presets", "system_presets
 __all__ += ["collective", "collective_run", "collective_algorithms", "collective_ops"]
 __all__ += ["kernel", "kernel_list", "run", "KernelBuilder"]
 __all__ += ["compile_onnx", "CompiledModel", "supported_ops", "load_compiled"]
+__all__ += ["train"]
+__all__ += ["llm", "llm_model", "llm_models"]
 
 # PyTorch front end (issue 4): trnsim.trace, and torch.compile(backend="trnsim") registered with
 # TorchDynamo once torch._dynamo is imported, so `import trnsim` never imports torch itself.

@@ -5,20 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <set>
 
 #include "trnsim/common/error.h"
-#include "trnsim/compiler/core_split.h"
-#include "trnsim/compiler/decompose.h"
-#include "trnsim/compiler/fuse_attention.h"
-#include "trnsim/compiler/fusion.h"
-#include "trnsim/compiler/lower_attention.h"
 #include "trnsim/compiler/lower_context.h"
-#include "trnsim/compiler/lower_elementwise.h"
-#include "trnsim/compiler/lower_matmul.h"
-#include "trnsim/compiler/lower_norm.h"
-#include "trnsim/compiler/memory_plan.h"
-#include "trnsim/compiler/shape_inference.h"
+#include "trnsim/compiler/pass_runner.h"
 
 namespace trnsim::compiler {
 
@@ -56,17 +46,23 @@ DType matmul_dtype(DTypePolicy p, const hw::ChipSpec& chip) {
 }  // namespace
 
 Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTypePolicy policy) {
+  const OpRules& rules = op_rules(n.op);
   Segment s;
   s.node = n.name;
   s.op = std::string(op_name(n.op));
-  if (n.op == OpKind::FusedAttention) s.fused = fused_attention_members(n);
+  if (rules.fused_members) s.fused = rules.fused_members(n);
   for (const auto& e : n.epilogue) s.fused.push_back(e.fused_node);
-  if (n.op == OpKind::Reshape) {
+  if (rules.lower_alias) {
     s.kind = Segment::Kind::Alias;
     s.reads = {n.inputs[0]};
     s.writes = {n.outputs[0]};
     s.alias_of = n.inputs[0];
     return s;
+  }
+  if (!rules.lower) {
+    if (op_info(n.op).cls == OpClass::Shape)
+      throw ConstantRequiredError(fmt::format("unsupported: op {} (its inputs must be constant) at node '{}'", s.op, n.name), n.inputs);
+    throw UnsupportedError(fmt::format("unsupported: op {} (no lowering) at node '{}'", s.op, n.name));
   }
   const int cores = static_cast<int>(std::clamp<int64_t>(n.i("cores", 1), 1, chip.neuron_cores));
   KernelBuilder kb(chip, kernels::BuilderOptions{.cores = cores, .dma_queues = 16});
@@ -74,25 +70,7 @@ Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTyp
   LowerCtx ctx(kb, g, n, matmul_dtype(policy, chip));
   ctx.cores = cores;
   try {
-    switch (op_info(n.op).cls) {
-      case OpClass::Binary:
-      case OpClass::Unary: lower_elementwise(ctx); break;
-      case OpClass::Movement:
-        if (n.op == OpKind::Gather) lower_gather(ctx);
-        else lower_movement(ctx);
-        break;
-      case OpClass::Compute:
-        if (n.op == OpKind::MatMul) lower_matmul(ctx);
-        else if (n.op == OpKind::Softmax) lower_softmax(ctx);
-        else if (n.op == OpKind::LayerNormalization) lower_layernorm(ctx);
-        else if (n.op == OpKind::FusedAttention) lower_attention(ctx);
-        else if (n.op == OpKind::ReduceSum || n.op == OpKind::ReduceMean || n.op == OpKind::ReduceMax || n.op == OpKind::ReduceMin) lower_reduce(ctx);
-        else throw UnsupportedError(fmt::format("unsupported: op {} (no lowering) at node '{}'", s.op, n.name));
-        break;
-      case OpClass::Shape:
-        throw ConstantRequiredError(fmt::format("unsupported: op {} (its inputs must be constant) at node '{}'", s.op, n.name),
-                                    n.inputs);
-    }
+    rules.lower(ctx);
   } catch (const UnsupportedError&) {
     throw;
   } catch (const Error& e) {
@@ -115,41 +93,24 @@ CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& o
   cm.chip = chip.name;
   cm.policy = opt.policy;
   matmul_dtype(opt.policy, chip);  // reject an impossible policy before any work
-  auto run = [&](const std::string& name, bool shapes, auto&& fn) {
-    const auto s = clock::now();
-    fn();
-    check(g, name, shapes);
-    PassRecord r{name, std::chrono::duration<double>(clock::now() - s).count(), ""};
-    if (opt.keep_ir) r.ir = dump(g);
-    cm.passes.push_back(std::move(r));
-  };
-  std::vector<std::string> defaulted;
-  run("bind-inputs", false, [&] { defaulted = bind_inputs(g, opt.input_shapes, opt.dims, opt.batch); });
-  auto passes = [&] {
-    run("shape-inference", true, [&] { infer_shapes(g); });
-    run("constant-folding", true, [&] { fold_constants(g); eliminate_dead_code(g); });
-    run("decomposition", true, [&] { decompose(g); });
-    run("constant-folding", true, [&] { fold_constants(g); eliminate_dead_code(g); });
+  PassState st{g, opt, &chip, &cm};
+  run_passes(st, {"bind-inputs"}, &cm.passes);
+  std::vector<std::string_view> rest(front_passes().begin() + 1, front_passes().end());
+  try {
+    run_passes(st, rest, &cm.passes);
     if (opt.cores < 0 || opt.cores > chip.neuron_cores)
       throw ConfigError(fmt::format("--cores {}: {} has {} NeuronCores", opt.cores, chip.name, chip.neuron_cores));
-    const int cores = opt.cores == 0 ? chip.neuron_cores : opt.cores;
-    if (opt.fuse) run("attention-fusion", true, [&] { fuse_attention(g); });
-    if (opt.fuse) run("fusion", true, [&] { fuse_epilogues(g); });
-    run("dead-code", true, [&] { eliminate_dead_code(g); });
-    run("core-split", true, [&] { split_across_cores(g, cores); });
-    run("memory-planning", true, [&] { cm.hbm = plan_hbm(g, chip); });
-    run("lowering", true, [&] {
-      for (const auto& n : g.nodes) cm.segments.push_back(lower_node(g, n, chip, opt.policy));
-    });
-  };
-  try {
-    passes();
+    st.cores = opt.cores == 0 ? chip.neuron_cores : opt.cores;
+    std::vector<std::string_view> back;
+    if (opt.fuse) back = {"attention-fusion", "fusion"};
+    for (auto p : {"dead-code", "core-split", "memory-planning", "lowering"}) back.push_back(p);
+    run_passes(st, back, &cm.passes);
   } catch (const ShapeError& e) {
     // A model whose free axes cannot be 1 (a pooling window over a 1 x 1 image) fails with
     // a shape error far from its cause: say which axes were guessed and how to give them.
-    if (defaulted.empty()) throw;
+    if (st.defaulted.empty()) throw;
     throw ShapeError(fmt::format("{} (symbolic input axes were set to 1: {}; give their sizes with --dim NAME=SIZE "
-                                 "or --dim INPUT[AXIS]=SIZE, or real inputs with --inputs file.npz)", e.what(), fmt::join(defaulted, ", ")));
+                                 "or --dim INPUT[AXIS]=SIZE, or real inputs with --inputs file.npz)", e.what(), fmt::join(st.defaulted, ", ")));
   }
   // A graph output that is a constant or an input is copied by the runtime (no kernel).
   cm.inputs = g.inputs;

@@ -1,6 +1,6 @@
 // Splitting the work of a node across the chip's NeuronCores.
 //
-// The "core-split" pass decides, per node, how many cores its kernel runs on and records it as
+// The "core-split" pass decides, per node (by its op unit's rule, compiler/ops/), how many cores its kernel runs on and records it as
 // the node's `cores` attribute (visible in --dump-ir; absent means one): as many as the node has independent
 // pieces of work, up to the cores the compile targets. The pieces:
 //   MatMul          output row tiles (128 rows) per batch, then column ranges of >= 128 columns
@@ -48,7 +48,9 @@ int64_t column_parts(int64_t pieces, int64_t cols, int64_t min_cols, int64_t cor
 // the casts and roundings that use extra tile rings of their own.
 bool splittable_elementwise(const Node& n);
 
-// Independent pieces of work of a node (1 for nodes that are not split).
+// Tiles of 128 rows of a tensor viewed as [rows, last axis].
+int64_t row_tiles(const Shape& s);
+// Independent pieces of work of a node: its unit's OpRules::parallel_units (1 without one).
 int64_t parallel_units(const Graph& g, const Node& n);
 // Sets each node's `cores` attribute to min(cores, parallel_units) where that is above 1.
 void split_across_cores(Graph& g, int cores);

@@ -254,4 +254,12 @@ Shape reshape_target(const Graph& g, const Node& n, const Shape& in) {
   return t;
 }
 
+Shape window_output_shape(const Node& n, const Shape& x, const std::vector<int64_t>& kernel, int64_t channels) {
+  if (n.op == OpKind::Conv && n.i("ceil_mode", 0)) throw UnsupportedError(fmt::format("unsupported: op Conv (attribute ceil_mode = 1) at node '{}'", n.name));
+  auto w = window_params(n, x, kernel);
+  Shape out = {x[0], channels};
+  out.insert(out.end(), w.out.begin(), w.out.end());
+  return out;
+}
+
 }  // namespace trnsim::compiler

@@ -50,6 +50,8 @@ struct WindowParams {
   std::vector<int64_t> kernel, strides, dilations, pad_begin, pad_end, extra_end, out;
 };
 WindowParams window_params(const Node& n, const Shape& x, const std::vector<int64_t>& kernel);
+// The output shape of a windowed op (Conv, pooling): [N, channels, spatial out...].
+Shape window_output_shape(const Node& n, const Shape& x, const std::vector<int64_t>& kernel, int64_t channels);
 // Reshape target with 0 and -1 resolved.
 Shape reshape_target(const Graph& g, const Node& n, const Shape& in);
 

@@ -1,11 +1,15 @@
-// The graph IR's operators in one table: ONNX name, input arity and the attributes the
-// compiler understands. The importer rejects attributes outside a row's list, so a model never
-// compiles with a meaning we silently ignored. A static_assert checks the table covers the enum.
+// The graph IR's operators in one table: per op its ONNX name, input arity, the attributes the
+// compiler understands and its rules (op_rules.h). The rows are registered by the op units in
+// compiler/ops/ (one file per op or op family; docs/adding-an-op.md); the importer rejects
+// attributes outside a row's list, so a model never compiles with a meaning we silently ignored.
+// The table checks at first use that every enumerator is registered exactly once.
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
+
+#include "trnsim/compiler/op_rules.h"
 
 namespace trnsim::compiler {
 
@@ -37,17 +41,25 @@ struct OpInfo {
   int min_inputs;
   int max_inputs;
   std::vector<std::string_view> attributes;  // the attributes the compiler implements
+  // The first version of the op's ONNX schema after opset 23 that changed its meaning for the
+  // element types and attributes the importer accepts (onnx 1.23's schema history), 0 if none
+  // up to opset 28. Versions that only add element types the importer rejects do not count.
+  int revised_after_opset23 = 0;
+  bool internal = false;  // made by a pass, never imported (not listed by `trnsim ops`)
+  OpRules rules;
 };
 
+// The rows the op units add (ops/<unit>.cpp: void register_<unit>(OpRegistry&)).
+using OpRegistry = std::vector<OpInfo>;
+
 const OpInfo& op_info(OpKind k);
+const OpRules& op_rules(OpKind k);
 std::string_view op_name(OpKind k);
 std::optional<OpKind> op_from_name(std::string_view onnx_name);
-const std::vector<OpInfo>& op_table();
+const std::vector<OpInfo>& op_table();  // in enum order
 
-// The first version of the op's ONNX schema after opset 23 that changed its meaning for the
-// element types and attributes the importer accepts (from onnx 1.23's schema history), 0 if
-// none up to opset 28. A model of opset 24..28 loads when none of its ops was revised up
-// to its opset: the compiler implements the ops as specified at opset 23.
+// A model of opset 24..28 loads when none of its ops was revised up to its opset: the
+// compiler implements the ops as specified at opset 23.
 int revised_after_opset23(OpKind k);
 
 }  // namespace trnsim::compiler

@@ -18,11 +18,9 @@ namespace trnsim::compiler {
 std::vector<std::string> bind_inputs(Graph& g, const std::map<std::string, Shape>& shapes,
                                      const std::map<std::string, int64_t>& dims, int64_t batch);
 
-// Infers the outputs of one node from its inputs (shapes must be known).
+// Infers the outputs of one node from its inputs (shapes must be known): the op unit's
+// shape rule (OpRules::infer).
 void infer_node(Graph& g, const Node& n);
-
-// Dropout is compiled for inference: refuses training_mode = 1 with a non-zero ratio.
-void dropout_check(const Graph& g, const Node& n);
 
 // The pass: infers every node in order, folding small constant sub-graphs.
 void infer_shapes(Graph& g);

@@ -14,7 +14,9 @@
 #include "trnsim/compiler/fusion.h"
 #include "trnsim/compiler/graph_edit.h"
 #include "trnsim/compiler/op_params.h"
+#include "trnsim/compiler/pass_runner.h"
 #include "trnsim/compiler/shape_inference.h"
+#include "trnsim/compiler/tp_rules.h"
 
 namespace trnsim::compiler {
 namespace {
@@ -57,15 +59,10 @@ void unfuse_epilogues(Graph& g) {
   g.nodes = std::move(out);
 }
 
-struct ConstSlice {
-  size_t node, input;
-  int64_t axis;  // of the constant
-};
-
 // The result of the sharding analysis for a set of enabled column-parallel MatMuls.
 struct Analysis {
   std::map<std::string, int64_t> split;    // tensor -> split axis (absent: replicated)
-  std::vector<ConstSlice> slices;
+  std::vector<TpConstSlice> slices;
   std::vector<size_t> shape_rewrites;      // Reshape/Expand nodes whose target shape shrinks
   std::vector<size_t> rows;                // row-parallel MatMuls
   std::vector<size_t> columns;
@@ -85,180 +82,21 @@ struct Analysis {
   }
 };
 
-std::string node_label(const Node& n) { return fmt::format("{} '{}'", op_name(n.op), n.name); }
-
-int64_t rank_of(const Graph& g, const std::string& t) { return static_cast<int64_t>(g.tensor(t).shape.size()); }
-
-// A replicated operand of a node whose output is split on `out_axis` (numpy broadcasting,
-// aligned right): fine if it is broadcast along that axis; a constant that spans it is sliced;
-// a computed tensor that spans it cannot be split (every rank would need its own piece).
-bool replicated_operand_ok(const Graph& g, size_t ni, size_t ii, int64_t out_axis, int64_t out_rank, Analysis& a,
-                           std::string& why) {
-  const std::string& t = g.nodes[ni].inputs[ii];
-  const Shape& s = g.tensor(t).shape;
-  const int64_t p = out_axis - (out_rank - static_cast<int64_t>(s.size()));
-  if (p < 0 || s[static_cast<size_t>(p)] == 1) return true;
-  if (g.is_const(t)) {
-    a.slices.push_back({ni, ii, p});
-    return true;
-  }
-  why = fmt::format("{}: its replicated input '{}' spans the split axis", node_label(g.nodes[ni]), t);
-  return false;
-}
-
-// The output axis of the split, or -1 with `why` set; `partial` for a row-parallel MatMul.
+// The output axis of the split, or -1 with `why` set; `partial` for a row-parallel MatMul:
+// the op unit's tensor-parallel rule (OpRules::tp_axis, tp_rules.h).
 int64_t propagate(const Graph& g, size_t ni, Analysis& a, bool& partial, std::string& why) {
   const Node& n = g.nodes[ni];
-  partial = false;
-  auto sp = [&](const std::string& t) -> int64_t {
-    auto it = a.split.find(t);
-    return it == a.split.end() ? -1 : it->second;
-  };
-  if (n.outputs.size() != 1) {
-    why = fmt::format("{}: more than one output", node_label(n));
-    return -1;
-  }
-  const Shape& out = g.tensor(n.outputs[0]).shape;
-  const auto R = static_cast<int64_t>(out.size());
-  const OpClass cls = op_info(n.op).cls;
-  if (cls == OpClass::Binary || cls == OpClass::Unary) {
-    int64_t axis = -1;
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      if (n.inputs[i].empty()) continue;
-      const int64_t s = sp(n.inputs[i]);
-      if (s < 0) continue;
-      const int64_t aligned = s + R - rank_of(g, n.inputs[i]);
-      if (axis >= 0 && aligned != axis) {
-        why = fmt::format("{}: inputs split on different axes", node_label(n));
-        return -1;
-      }
-      axis = aligned;
-    }
-    for (size_t i = 0; i < n.inputs.size(); ++i)
-      if (!n.inputs[i].empty() && sp(n.inputs[i]) < 0 && !replicated_operand_ok(g, ni, i, axis, R, a, why)) return -1;
-    return axis;
-  }
-  switch (n.op) {
-    case OpKind::MatMul: {
-      const std::string& A = n.inputs[0];
-      const std::string& B = n.inputs[1];
-      const int64_t ra = rank_of(g, A), rb = rank_of(g, B), sa = sp(A), sb = sp(B);
-      if (ra < 2 || rb < 2) break;
-      if (sa == ra - 1 && sb < 0) {  // the contracted axis is split: row-parallel
-        if (!g.is_const(B) || rb != 2) {
-          why = fmt::format("{}: a split contraction needs a constant 2-D weight", node_label(n));
-          return -1;
-        }
-        a.slices.push_back({ni, 1, 0});
-        partial = true;
-        return -1;
-      }
-      if (sb == rb - 2) break;  // B's contracted axis split against a whole A: not modelled
-      if (sa >= 0 && sb >= 0) {
-        const int64_t oa = sa + R - ra, ob = sb + R - rb;
-        if (oa != ob || oa >= R - 2) break;  // only a shared batch (head) axis
-        return oa;
-      }
-      const bool a_split = sa >= 0;
-      const int64_t o = a_split ? sa + R - ra : sb + R - rb;
-      if (o < R - 2) {  // a batch axis: the other operand's batch dims broadcast or get sliced
-        const size_t other = a_split ? 1 : 0;
-        const int64_t ro = a_split ? rb : ra;
-        const int64_t p = o - (R - ro);
-        if (p >= 0 && p < ro - 2 && !replicated_operand_ok(g, ni, other, o, R, a, why)) return -1;
-      }
-      return o;
-    }
-    case OpKind::Softmax: {
-      const int64_t s = sp(n.inputs[0]);
-      const int64_t ax = normalize_axis(n.i("axis", g.opset >= 13 ? -1 : 1), R, n.name);
-      if (s < ax) return s;
-      why = fmt::format("{}: normalises over the split axis", node_label(n));
-      return -1;
-    }
-    case OpKind::LayerNormalization: {
-      const int64_t s = sp(n.inputs[0]);
-      const int64_t ax = normalize_axis(n.i("axis", -1), R, n.name);
-      if (s < ax) return s;  // scale and bias span only the normalised (whole) axes
-      why = fmt::format("{}: normalises over the split axis", node_label(n));
-      return -1;
-    }
-    case OpKind::ReduceMean: case OpKind::ReduceSum: case OpKind::ReduceMax: case OpKind::ReduceMin: {
-      const int64_t s = sp(n.inputs[0]);
-      const auto axes = reduce_axes(g, n, rank_of(g, n.inputs[0]));
-      if (std::count(axes.begin(), axes.end(), s)) {
-        why = fmt::format("{}: reduces over the split axis", node_label(n));
-        return -1;
-      }
-      if (keepdims(n)) return s;
-      return s - std::count_if(axes.begin(), axes.end(), [&](int64_t x) { return x < s; });
-    }
-    case OpKind::Transpose: {
-      const int64_t s = sp(n.inputs[0]);
-      const auto perm = transpose_perm(n, rank_of(g, n.inputs[0]));
-      for (int64_t b = 0; b < R; ++b)
-        if (perm[static_cast<size_t>(b)] == s) return b;
-      break;
-    }
-    case OpKind::Reshape: {
-      // Rank r holds block r of axis s: in the flattened layout, the r-th of tp equal chunks of
-      // every prod(in[s:]) run. An output axis b with the same prefix product carries exactly
-      // that block when it is split (shape inference checked the element counts agree).
-      const int64_t s = sp(n.inputs[0]);
-      const Shape& in = g.tensor(n.inputs[0]).shape;
-      const int64_t prefix = numel(Shape(in.begin(), in.begin() + s));
-      int64_t acc = 1;
-      for (int64_t b = 0; b < R; ++b) {
-        if (acc == prefix && out[static_cast<size_t>(b)] > 1) {
-          a.shape_rewrites.push_back(ni);
-          return b;
-        }
-        acc *= out[static_cast<size_t>(b)];
-        if (acc > prefix) break;
-      }
-      why = fmt::format("{}: {} -> {} mixes the split axis {} with others", node_label(n), shape_str(in), shape_str(out), s);
-      return -1;
-    }
-    case OpKind::Expand: {
-      const int64_t s = sp(n.inputs[0]);
-      if (n.inputs.size() > 1 && !n.inputs[1].empty() && !g.is_const(n.inputs[1])) break;
-      a.shape_rewrites.push_back(ni);
-      return s + R - rank_of(g, n.inputs[0]);
-    }
-    case OpKind::Slice: {
-      const int64_t s = sp(n.inputs[0]);
-      for (size_t i = 1; i < n.inputs.size(); ++i)
-        if (!n.inputs[i].empty() && !g.is_const(n.inputs[i])) goto unsupported;
-      {
-        const Shape& in = g.tensor(n.inputs[0]).shape;
-        const auto r = slice_ranges(g, n, in);
-        const auto& rs = r[static_cast<size_t>(s)];
-        if (rs.start == 0 && rs.step == 1 && rs.count == in[static_cast<size_t>(s)]) return s;
-        why = fmt::format("{}: slices the split axis", node_label(n));
-        return -1;
-      }
-    }
-    case OpKind::Concat: {
-      const int64_t ax = normalize_axis(n.i("axis", 0), R, n.name);
-      int64_t s = -1;
-      for (const auto& t : n.inputs) {
-        const int64_t x = sp(t);
-        if (x < 0 || (s >= 0 && x != s)) {
-          why = fmt::format("{}: concatenates split and replicated inputs", node_label(n));
-          return -1;
-        }
-        s = x;
-      }
-      if (s != ax) return s;
-      why = fmt::format("{}: concatenates along the split axis", node_label(n));
-      return -1;
-    }
-    default: break;
-  }
-unsupported:
-  why = fmt::format("{}: no per-shard rule for this op on a split input", node_label(n));
-  return -1;
+  TpCtx c{g, ni, n, a.split, a.slices, a.shape_rewrites};
+  int64_t axis = -1;
+  if (n.outputs.size() != 1) axis = c.refuse("more than one output");
+  else if (const auto rule = op_rules(n.op).tp_axis) axis = rule(c);
+  else axis = c.no_rule();
+  partial = c.partial;
+  why = c.why;
+  return axis;
 }
+
+int64_t rank_of(const Graph& g, const std::string& t) { return static_cast<int64_t>(g.tensor(t).shape.size()); }
 
 bool is_column_candidate(const Graph& g, const Node& n) {
   if (n.op != OpKind::MatMul || n.inputs.size() != 2) return false;
@@ -543,13 +381,14 @@ TensorParallelPlan shard_tensor_parallel(Graph g, int tp, const ShardOptions& op
           throw Error(fmt::format("tensor parallelism: shard shape of '{}' is {}, shape inference gives {} (node '{}')",
                                   n.outputs[i], shape_str(want[i]), shape_str(s.tensor(n.outputs[i]).shape), n.name));
     }
-    if (opt.fuse) {
-      fuse_attention(s);
-      fuse_epilogues(s);
-    }
-    eliminate_dead_code(s);
-    if (opt.cores > 0) split_across_cores(s, opt.cores);
-    check(s, "tensor-parallel", true);
+    CompileOptions so;
+    PassState st{s, so};
+    st.cores = opt.cores;
+    std::vector<std::string_view> passes;
+    if (opt.fuse) passes = {"attention-fusion", "fusion"};
+    passes.push_back("dead-code");
+    if (opt.cores > 0) passes.push_back("core-split");
+    run_passes(st, passes);
     plan.shards.push_back(std::move(s));
   }
   // Steps from rank 0's fused graph (all ranks have the same structure).
@@ -568,15 +407,8 @@ TensorParallelPlan shard_tensor_parallel(Graph g, int tp, const ShardOptions& op
 int activation_bytes(ElemType t) { return t == ElemType::Float16 || t == ElemType::BFloat16 ? 2 : 4; }
 
 Graph prepare_for_tensor_parallel(Graph g, const CompileOptions& opt) {
-  bind_inputs(g, opt.input_shapes, opt.dims, opt.batch);
-  check(g, "bind-inputs", false);
-  infer_shapes(g);
-  fold_constants(g);
-  eliminate_dead_code(g);
-  decompose(g);
-  fold_constants(g);
-  eliminate_dead_code(g);
-  check(g, "tensor-parallel-prepare", true);
+  PassState st{g, opt};
+  run_passes(st, front_passes());
   return g;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace trnsim::workloads {
 
@@ -43,6 +44,19 @@ struct ModelDesc {
   bool gated_ffn = true;       // SwiGLU (three matrices) vs a plain MLP (two)
   MoeDesc moe;
   MlaDesc mla;
+  // Added by the llm engineer (additive): what some families need for exact counts and graphs.
+  bool attention_bias = false;  // q/k/v/o biases (gpt-oss, BERT)
+  bool qk_norm = false;         // Qwen3: RMSNorm over each head's q and k
+  bool encoder = false;         // BERT: bidirectional, learned positions, LayerNorm, no LM head
+  int64_t type_vocab = 0;       // BERT token-type embeddings
+  double rope_theta = 10000.0;
+  std::string source;           // the "_source" of the description (a URL)
+
+  // Layer l (0-based) uses a sliding window (gpt-oss: every other layer; Mistral: all).
+  bool layer_is_sliding(int64_t l) const;
+  bool layer_is_moe(int64_t l) const;  // MoE FFN (false for leading dense layers)
+  int64_t q_width() const;             // heads x (query/key head width)
+  int64_t v_width() const;             // heads x value head width (the o_proj input)
 
   int64_t parameters() const;         // all weights
   int64_t active_parameters() const;  // weights touched per token (top-k experts only)
@@ -54,5 +68,8 @@ struct ModelDesc {
 // A missing field, an unknown family or a nonsensical value is a ConfigError naming the
 // file and the field.
 ModelDesc load_model(const std::string& name_or_path);
+
+// The presets of configs/models/, sorted (added by the llm engineer).
+std::vector<std::string> model_preset_names();
 
 }  // namespace trnsim::workloads

@@ -1,0 +1,85 @@
+// `trnsim llm`: a model description on a Trainium system with a parallel layout, a batch of
+// prompts prefilled and decoded; prints TTFT, TPOT, throughput, end-to-end latency, memory per
+// core and what a decode step spends its time on (workloads/llm_generation.h).
+#include <fmt/core.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "trnsim/cli/command.h"
+#include "trnsim/common/error.h"
+#include "trnsim/workloads/llm_generation.h"
+
+namespace trnsim::cli {
+namespace {
+
+struct Args {
+  std::string model, trace;
+  workloads::Deployment d;
+  workloads::GenerationRequest r;
+  bool json = false;
+};
+
+void print_table(const workloads::TrainiumStepCost& cost, const Args& a, const workloads::GenerationResult& g) {
+  const auto& l = cost.layout();
+  constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+  fmt::print("{} on {} ({} chips), tp {} pp {} ep {} lnc {}, {} compute, {} weights\n", cost.model().name,
+             cost.system().name, l.chips, l.tp, l.pp, l.ep, l.lnc, a.d.dtype, a.d.weights);
+  fmt::print("batch {}, {} input tokens, {} output tokens\n\n", a.r.batch, a.r.input, a.r.output);
+  fmt::print("  TTFT                 {:10.2f} ms\n", g.ttft_s * 1e3);
+  fmt::print("  TPOT                 {:10.2f} ms  (mean of {} decode steps)\n", g.tpot_s * 1e3, a.r.output - 1);
+  fmt::print("  output tokens/s      {:10.1f}\n", g.output_tokens_per_s);
+  fmt::print("  end-to-end           {:10.2f} ms\n\n", g.e2e_s * 1e3);
+  fmt::print("  memory per core      {:10.2f} GiB of {:.2f}  (weights {:.2f}, KV cache {:.2f}, activations {:.2f})\n\n",
+             (g.weight_bytes_per_core + g.kv_bytes_per_core + g.activation_bytes_per_core) / GiB,
+             g.hbm_bytes_per_core / GiB, g.weight_bytes_per_core / GiB, g.kv_bytes_per_core / GiB,
+             g.activation_bytes_per_core / GiB);
+  const auto& c = g.decode_mean;
+  const double t = std::max(1e-30, to_seconds(c.time));
+  fmt::print("  decode step          {:10.3f} ms\n", t * 1e3);
+  for (auto [name, v] : {std::pair{"matmul", c.matmul}, {"attention", c.attention}, {"collectives", c.collective},
+                         {"other", c.other}})
+    fmt::print("    {:<18} {:10.3f} ms  {:5.1f}%\n", name, to_seconds(v) * 1e3, 100.0 * to_seconds(v) / t);
+  fmt::print("\n  {:<60} {:>10} {:>6}\n", "decode-step node (one rank)", "time(us)", "x");
+  for (const auto& n : g.decode_nodes) fmt::print("  {:<60} {:>10.2f} {:>6}\n", n.name, n.seconds * 1e6, n.repeat);
+  fmt::print("\n  ({} timing-mode node simulations, {:.2f} s; the rest from the cost cache)\n", g.simulations,
+             g.simulation_wall_s);
+}
+
+int run(const Args& a) {
+  const workloads::ModelDesc m = workloads::load_model(a.model);
+  workloads::TrainiumStepCost cost(m, a.d);
+  const auto g = workloads::simulate_generation(cost, a.r);
+  if (!a.trace.empty()) {
+    std::ofstream f(a.trace);
+    f << workloads::generation_trace(g).dump() << "\n";
+    if (!f) throw ConfigError(fmt::format("--trace {}: cannot write the file", a.trace));
+  }
+  if (a.json) fmt::print("{}\n", workloads::generation_json(cost, a.d, a.r, g).dump(2));
+  else print_table(cost, a, g);
+  return 0;
+}
+
+Register reg{{"llm",
+              [](CLI::App& sub) -> std::function<int()> {
+                auto a = std::make_shared<Args>();
+                sub.add_option("--model", a->model, "a model preset (configs/models) or a Hugging Face config.json")->required();
+                sub.add_option("--system", a->d.system, "a system preset or a system .yaml")->required();
+                sub.add_option("--tp", a->d.tp, "tensor-parallel ranks (logical NeuronCores)")->required();
+                sub.add_option("--pp", a->d.pp, "pipeline stages (default 1)");
+                sub.add_option("--ep", a->d.ep, "expert-parallel groups (MoE; divides --tp)");
+                sub.add_option("--lnc", a->d.lnc, "logical NeuronCore size 1 or 2 (default: 2 on Trn2/Trn3, else 1)");
+                sub.add_option("--dtype", a->d.dtype, "matmul compute dtype: bf16 (default) or fp8");
+                sub.add_option("--weights", a->d.weights, "weight storage: bf16 (default), fp8 or int8");
+                sub.add_option("--kv-dtype", a->d.kv_dtype, "KV-cache dtype: bf16 (default) or fp8");
+                sub.add_option("--batch", a->r.batch, "sequences decoded together")->required();
+                sub.add_option("--input", a->r.input, "prompt tokens per sequence")->required();
+                sub.add_option("--output", a->r.output, "generated tokens per sequence")->required();
+                sub.add_option("--trace", a->trace, "write a Chrome trace of the prefill and a decode step");
+                sub.add_flag("--json", a->json, "print JSON (kind \"llm\") instead of the table");
+                return [a] { return run(*a); };
+              },
+              "Simulate LLM inference (prefill + decode) of a model description on a Trainium system"}};
+
+}  // namespace
+}  // namespace trnsim::cli

@@ -1,0 +1,57 @@
+#include "trnsim/compiler/pass_runner.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "trnsim/common/error.h"
+#include "trnsim/compiler/core_split.h"
+#include "trnsim/compiler/decompose.h"
+#include "trnsim/compiler/fuse_attention.h"
+#include "trnsim/compiler/fusion.h"
+#include "trnsim/compiler/memory_plan.h"
+#include "trnsim/compiler/shape_inference.h"
+
+namespace trnsim::compiler {
+
+const std::vector<Pass>& compiler_passes() {
+  static const std::vector<Pass> p = {
+      {"bind-inputs", false, [](PassState& s) { s.defaulted = bind_inputs(s.g, s.opt.input_shapes, s.opt.dims, s.opt.batch); }},
+      {"shape-inference", true, [](PassState& s) { infer_shapes(s.g); }},
+      {"constant-folding", true, [](PassState& s) { fold_constants(s.g); eliminate_dead_code(s.g); }},
+      {"decomposition", true, [](PassState& s) { decompose(s.g); }},
+      {"attention-fusion", true, [](PassState& s) { fuse_attention(s.g); }},
+      {"fusion", true, [](PassState& s) { fuse_epilogues(s.g); }},
+      {"dead-code", true, [](PassState& s) { eliminate_dead_code(s.g); }},
+      {"core-split", true, [](PassState& s) { split_across_cores(s.g, s.cores); }},
+      {"memory-planning", true, [](PassState& s) { s.model->hbm = plan_hbm(s.g, *s.chip); }},
+      {"lowering", true, [](PassState& s) {
+         for (const auto& n : s.g.nodes) s.model->segments.push_back(lower_node(s.g, n, *s.chip, s.opt.policy));
+       }},
+  };
+  return p;
+}
+
+const std::vector<std::string_view>& front_passes() {
+  static const std::vector<std::string_view> f = {"bind-inputs", "shape-inference", "constant-folding", "decomposition", "constant-folding"};
+  return f;
+}
+
+void run_passes(PassState& s, const std::vector<std::string_view>& names, std::vector<PassRecord>* records) {
+  using clock = std::chrono::steady_clock;
+  for (auto name : names) {
+    const Pass* pass = nullptr;
+    for (const auto& p : compiler_passes())
+      if (p.name == name) pass = &p;
+    if (!pass) throw Error(fmt::format("compiler: no pass named '{}'", name));
+    const auto t0 = clock::now();
+    pass->run(s);
+    check(s.g, std::string(name), pass->shapes_required);
+    if (!records) continue;
+    PassRecord r{std::string(name), std::chrono::duration<double>(clock::now() - t0).count(), ""};
+    if (s.opt.keep_ir) r.ir = dump(s.g);
+    records->push_back(std::move(r));
+  }
+}
+
+}  // namespace trnsim::compiler

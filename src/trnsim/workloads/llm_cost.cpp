@@ -1,0 +1,239 @@
+#include "trnsim/workloads/llm_cost.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "trnsim/common/error.h"
+#include "trnsim/hw/spec_loader.h"
+
+namespace trnsim::workloads {
+namespace {
+
+using collectives::Op;
+constexpr int64_t kMaxKernelHeadDim = 128;  // the flash kernel's head_dim limit
+
+int64_t tokens_of(const StepBatch& b) {
+  int64_t m = static_cast<int64_t>(b.decode_contexts.size());
+  for (const auto& p : b.prefills) m += p.tokens;
+  return m;
+}
+
+compiler::DTypePolicy policy_of(const std::string& dtype) {
+  if (dtype == "bf16") return compiler::DTypePolicy::BF16;
+  if (dtype == "fp8") return compiler::DTypePolicy::FP8;
+  throw ConfigError(fmt::format("--dtype: '{}' is not one of bf16, fp8", dtype));
+}
+
+}  // namespace
+
+bool is_trainium_system(const hw::SystemSpec& s) {
+  const std::string& n = s.chip.name;
+  return n.starts_with("trn") || n.starts_with("inf");
+}
+
+TrainiumStepCost::TrainiumStepCost(const ModelDesc& model, const Deployment& d, StepCostOptions options)
+    : model_(model), deployment_(d), system_(hw::load_system(d.system)) {
+  if (!is_trainium_system(system_))
+    throw UnsupportedError(fmt::format("system '{}' (chip {}) is not a Trainium system; the LLM cost model covers trn*/inf* chips",
+                                       system_.name, system_.chip.name));
+  layout_ = make_layout(model_, d, system_);
+  NodeCostOptions no;
+  no.cores = layout_.lnc;
+  no.policy = policy_of(d.dtype);
+  no.use_disk_cache = options.use_disk_cache;
+  no.interpolate = options.interpolate;
+  nodes_ = std::make_unique<NodeCosts>(system_.chip, no);
+  collectives_ = std::make_unique<CollectiveCosts>(system_, layout_.lcores_per_chip, options.use_disk_cache);
+  const double per_core = weight_bytes_per_core().value(), hbm = hbm_bytes_per_core().value();
+  if (per_core > hbm) {
+    const int per_chip = std::min(layout_.tp * layout_.pp, layout_.lcores_per_chip);
+    throw ShapeError(fmt::format("{} {} needs {:.0f} GiB per chip for weights at tp {}{}; {} has {:.0f}", model_.name, d.weights,
+                                 per_core * per_chip / (1 << 30), layout_.tp,
+                                 layout_.pp > 1 ? fmt::format(" pp {}", layout_.pp) : "", system_.chip.name,
+                                 system_.chip.hbm.capacity.value() / (1 << 30)));
+  }
+}
+
+TrainiumStepCost::~TrainiumStepCost() = default;
+
+int TrainiumStepCost::cores() const { return layout_.tp * layout_.pp; }
+int TrainiumStepCost::chips() const { return layout_.chips; }
+
+Bytes TrainiumStepCost::hbm_bytes_per_core() const {
+  return Bytes(system_.chip.hbm.capacity.value() / layout_.lcores_per_chip);
+}
+
+Bytes TrainiumStepCost::weight_bytes_per_core() const {
+  int64_t w = 0;
+  const int64_t first = 0, last = std::min(model_.layers, layout_.layers_per_stage);
+  for (int64_t l = first; l < last; ++l) w += layout_.layer_weights(model_, l);
+  // Every MoE stage but the first holds MoE layers only: count the largest stage.
+  if (layout_.pp > 1 && model_.moe.first_dense_layers > 0) {
+    int64_t alt = 0;
+    for (int64_t l = model_.layers - layout_.layers_per_stage; l < model_.layers; ++l) alt += layout_.layer_weights(model_, l);
+    w = std::max(w, alt);
+  }
+  const int64_t table = layout_.vocab * model_.hidden;  // embedding and LM head, vocab-split
+  w += layout_.pp == 1 ? (model_.encoder ? table : 2 * table) : table;
+  return Bytes(static_cast<double>(w) * layout_.weight_bytes);
+}
+
+Bytes TrainiumStepCost::kv_bytes_per_token_per_core() const {
+  return Bytes(static_cast<double>(layout_.layers_per_stage * layout_.layer_kv(model_) * layout_.kv_bytes));
+}
+
+Bytes TrainiumStepCost::activation_bytes_per_core(const StepBatch& b) const {
+  const int64_t m = tokens_of(b);
+  const int64_t width = 3 * model_.hidden + (layout_.q_heads + 2 * layout_.kv_heads) * model_.head_dim +
+                        2 * std::max(layout_.ffn, layout_.expert_ffn + layout_.shared_ffn);
+  const int64_t heads = static_cast<int64_t>(b.prefills.size() + b.decode_contexts.size());
+  return Bytes(static_cast<double>(m * width * 2 + heads * layout_.vocab * 4));
+}
+
+void TrainiumStepCost::attention_nodes(const StepBatch& b, int64_t layer, int64_t m, std::vector<CostNode>& out) const {
+  const auto& L = layout_;
+  const int64_t hd = model_.head_dim;
+  NodeCosts& nc = *nodes_;
+  const int64_t window = model_.layer_is_sliding(layer) ? model_.sliding_window : INT64_MAX;
+  // MLA runs on the kernel at head_dim 128, scaled by the widths it multiplies (see docs/llm.md).
+  const bool mla = model_.mla.enabled;
+  const int64_t kd = std::min(hd, kMaxKernelHeadDim);
+  const double prefill_scale = mla ? (hd + model_.mla.v_head_dim) / (2.0 * kMaxKernelHeadDim)
+                                   : static_cast<double>(hd) / static_cast<double>(kd);
+  const double decode_scale =
+      mla ? (2.0 * model_.mla.kv_lora_rank + model_.mla.qk_rope_head_dim) / (2.0 * kMaxKernelHeadDim) : prefill_scale;
+
+  if (mla) {
+    const auto& a = model_.mla;
+    const int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    if (a.q_lora_rank > 0) {
+      out.push_back({"q_a_proj", CostCategory::Matmul, nc.matmul_s(m, model_.hidden, a.q_lora_rank)});
+      out.push_back({"q_b_proj", CostCategory::Matmul, nc.matmul_s(m, a.q_lora_rank, L.q_heads * qk)});
+    } else {
+      out.push_back({"q_proj", CostCategory::Matmul, nc.matmul_s(m, model_.hidden, L.q_heads * qk)});
+    }
+    out.push_back({"kv_a_proj", CostCategory::Matmul, nc.matmul_s(m, model_.hidden, a.kv_lora_rank + a.qk_rope_head_dim)});
+    out.push_back({"kv_b_proj", CostCategory::Matmul,
+                   nc.matmul_s(m, a.kv_lora_rank, L.q_heads * (a.qk_nope_head_dim + a.v_head_dim))});
+  } else {
+    out.push_back({"qkv_proj", CostCategory::Matmul, nc.matmul_s(m, model_.hidden, (L.q_heads + 2 * L.kv_heads) * hd)});
+  }
+  double prefill = 0;
+  for (const auto& p : b.prefills) {
+    const int64_t t = p.tokens;
+    prefill += (t <= window ? nc.prefill_attention_s(L.q_heads, t, kd)
+                            : nc.prefill_attention_s(L.q_heads, window, kd) * static_cast<double>(t) / window);
+    if (p.context > 0) prefill += nc.cross_attention_s(L.q_heads, t, std::min(p.context, window), kd);
+  }
+  if (!b.prefills.empty()) out.push_back({"attention (prefill)", CostCategory::Attention, prefill * prefill_scale});
+  if (!b.decode_contexts.empty()) {
+    // Decode: the query heads that share a KV head are the rows of one kernel head (GQA), as
+    // Neuron's decode kernels stack them; MLA attends to the one shared latent.
+    const int64_t heads = mla ? 1 : L.kv_heads;
+    const int64_t rows = mla ? L.q_heads : std::max<int64_t>(1, L.q_heads / L.kv_heads);
+    std::map<int64_t, double> by_keys;
+    double decode = 0;
+    for (int64_t ctx : b.decode_contexts) {
+      const int64_t keys = std::min(ctx + 1, window);
+      auto it = by_keys.find(keys);
+      if (it == by_keys.end()) it = by_keys.emplace(keys, nc.cross_attention_s(heads, rows, keys, kd)).first;
+      decode += it->second;
+    }
+    out.push_back({"attention (decode)", CostCategory::Attention, decode * decode_scale});
+  }
+  out.push_back({"o_proj", CostCategory::Matmul, nc.matmul_s(m, model_.v_width() / model_.heads * L.q_heads, model_.hidden)});
+  out.push_back({"tp all-reduce (attention)", CostCategory::Collective,
+                 collectives_->seconds(Op::AllReduce, L.tp, m * model_.hidden * 2)});
+}
+
+void TrainiumStepCost::ffn_nodes(int64_t layer, int64_t m, std::vector<CostNode>& out) const {
+  const auto& L = layout_;
+  const int64_t h = model_.hidden;
+  NodeCosts& nc = *nodes_;
+  if (!model_.layer_is_moe(layer)) {
+    out.push_back({model_.gated_ffn ? "gate_up_proj" : "fc1", CostCategory::Matmul,
+                   nc.matmul_s(m, h, (model_.gated_ffn ? 2 : 1) * L.ffn)});
+    out.push_back({model_.gated_ffn ? "down_proj" : "fc2", CostCategory::Matmul, nc.matmul_s(m, L.ffn, h)});
+  } else {
+    const auto& moe = model_.moe;
+    const double e = moe.experts, k = moe.experts_per_token;
+    out.push_back({"router", CostCategory::Matmul, nc.matmul_s(m, h, moe.experts)});
+    // Expected routing: an expert gets at least one of m tokens with p = 1 - (1 - k/E)^m; the
+    // active ones share the m k assignments, padded to the capacity factor.
+    const double p = 1.0 - std::pow(1.0 - k / e, static_cast<double>(m));
+    const double active = static_cast<double>(L.experts) * p;
+    const int64_t tokens = static_cast<int64_t>(std::ceil(moe.capacity_factor * m * k / (e * p) - 1e-9));
+    const double one = nc.matmul_s(tokens, h, 2 * L.expert_ffn) + nc.matmul_s(tokens, L.expert_ffn, h);
+    out.push_back({fmt::format("experts ({:.1f} active x {} tokens)", active, tokens), CostCategory::Matmul, active * one});
+    if (L.shared_ffn > 0)
+      out.push_back({"shared experts", CostCategory::Matmul,
+                     nc.matmul_s(m, h, 2 * L.shared_ffn) + nc.matmul_s(m, L.shared_ffn, h)});
+    if (L.ep > 1)
+      out.push_back({"ep all-to-all (dispatch + combine)", CostCategory::Collective,
+                     2 * collectives_->seconds(Op::AllToAll, L.ep, static_cast<int64_t>(m * k) * h * 2)});
+  }
+  out.push_back({"tp all-reduce (ffn)", CostCategory::Collective, collectives_->seconds(Op::AllReduce, L.tp, m * h * 2)});
+}
+
+void TrainiumStepCost::layer_nodes(const StepBatch& b, int64_t layer, int64_t repeat, std::vector<CostNode>& out) const {
+  const size_t first = out.size();
+  const int64_t m = tokens_of(b);
+  attention_nodes(b, layer, m, out);
+  ffn_nodes(layer, m, out);
+  const int64_t ffn_width = model_.layer_is_moe(layer)
+                                ? layout_.expert_ffn * model_.moe.experts_per_token + layout_.shared_ffn
+                                : layout_.ffn;
+  out.push_back({"norms, rope, swiglu, residuals", CostCategory::Other,
+                 nodes_->pointwise_s(m, model_.hidden, ffn_width, (layout_.q_heads + layout_.kv_heads) * model_.head_dim)});
+  const std::string kind = fmt::format("{}{}", model_.layer_is_moe(layer) ? "moe" : "dense",
+                                       model_.layer_is_sliding(layer) ? ", sliding" : "");
+  for (size_t i = first; i < out.size(); ++i) {
+    out[i].name = fmt::format("layer[{}] {}", kind, out[i].name);
+    out[i].repeat = repeat;
+  }
+}
+
+std::vector<CostNode> TrainiumStepCost::nodes(const StepBatch& b) const {
+  std::vector<CostNode> out;
+  const int64_t m = tokens_of(b);
+  if (m == 0) return out;
+  // Layers of one kind (dense / MoE, full / sliding) cost the same: one representative each.
+  std::map<std::pair<bool, bool>, std::pair<int64_t, int64_t>> kinds;  // -> (first layer, count)
+  for (int64_t l = 0; l < model_.layers; ++l) {
+    auto& k = kinds[{model_.layer_is_moe(l), model_.layer_is_sliding(l)}];
+    if (k.second++ == 0) k.first = l;
+  }
+  for (const auto& [kind, v] : kinds) layer_nodes(b, v.first, v.second, out);
+  const int64_t heads = static_cast<int64_t>(b.prefills.size() + b.decode_contexts.size());
+  if (!model_.encoder) {
+    out.push_back({"lm_head", CostCategory::Matmul, nodes_->matmul_s(heads, model_.hidden, layout_.vocab)});
+    out.push_back({"tp all-gather (logits)", CostCategory::Collective,
+                   collectives_->seconds(Op::AllGather, layout_.tp, heads * layout_.vocab * layout_.tp * 2)});
+  }
+  if (layout_.pp > 1)
+    out.push_back({"pp send/recv", CostCategory::Collective, collectives_->seconds(Op::Permute, 2, m * model_.hidden * 2),
+                   layout_.pp - 1});
+  return out;
+}
+
+StepCost TrainiumStepCost::step(const StepBatch& b) const {
+  StepCost c;
+  double t[4] = {0, 0, 0, 0};
+  for (const auto& n : nodes(b)) t[static_cast<int>(n.category)] += n.seconds * static_cast<double>(n.repeat);
+  c.matmul = Nanoseconds(t[0] * 1e9);
+  c.attention = Nanoseconds(t[1] * 1e9);
+  c.collective = Nanoseconds(t[2] * 1e9);
+  c.other = Nanoseconds(t[3] * 1e9);
+  c.time = Nanoseconds((t[0] + t[1] + t[2] + t[3]) * 1e9);
+  if (system_.chip.power) c.energy = Joules(system_.chip.power->value() * layout_.chips * (t[0] + t[1] + t[2] + t[3]));
+  return c;
+}
+
+std::unique_ptr<IStepCost> make_step_cost(const ModelDesc& model, const Deployment& deployment) {
+  return std::make_unique<TrainiumStepCost>(model, deployment);
+}
+
+}  // namespace trnsim::workloads

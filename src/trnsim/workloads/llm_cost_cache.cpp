@@ -1,0 +1,52 @@
+#include "trnsim/workloads/llm_cost_cache.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace trnsim::workloads {
+
+std::string cost_cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/trnsim";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/trnsim";
+  return "";
+}
+
+CostCache::CostCache(const std::string& scope, bool use_disk) {
+  if (!use_disk) return;
+  const std::string dir = cost_cache_dir();
+  if (dir.empty()) return;
+  path_ = fmt::format("{}/llm-costs-v{}-{}.txt", dir, kCostModelVersion, scope);
+  std::ifstream in(path_);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string key;
+    double v = 0;
+    if (ls >> key >> v) values_[key] = v;  // a torn last line (a killed run) is skipped
+  }
+}
+
+std::optional<double> CostCache::get(const std::string& key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  return it->second;
+}
+
+void CostCache::put(const std::string& key, double seconds) {
+  values_[key] = seconds;
+  if (path_.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
+  std::ofstream out(path_, std::ios::app);
+  out << fmt::format("{} {:.17g}\n", key, seconds);  // round-trips: warm == cold, bit for bit
+  if (!out && !warned_) {
+    fmt::print(stderr, "trnsim: warning: cannot write the cost cache {}; costs are measured again next time\n", path_);
+    warned_ = true;
+  }
+}
+
+}  // namespace trnsim::workloads

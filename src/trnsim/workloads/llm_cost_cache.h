@@ -1,0 +1,31 @@
+// The on-disk cache of measured node costs: one text file per (chip spec, logical-core size,
+// dtype policy, cost-model version) under $XDG_CACHE_HOME/trnsim or ~/.cache/trnsim, one
+// "key seconds" line per measured shape, appended as measurements are made. A file that cannot
+// be written is a warning once (the costs are then measured again next time), never an error.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+
+namespace trnsim::workloads {
+
+inline constexpr int kCostModelVersion = 1;
+
+class CostCache {
+ public:
+  // `scope` names what the costs depend on besides the key (chip hash, cores, policy).
+  CostCache(const std::string& scope, bool use_disk);
+  std::optional<double> get(const std::string& key) const;
+  void put(const std::string& key, double seconds);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::map<std::string, double> values_;
+  std::string path_;  // empty: memory only
+  bool warned_ = false;
+};
+
+// The cache directory ($XDG_CACHE_HOME/trnsim, else $HOME/.cache/trnsim); "" if neither is set.
+std::string cost_cache_dir();
+
+}  // namespace trnsim::workloads

@@ -1,0 +1,178 @@
+#include "trnsim/workloads/llm_generation.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "trnsim/common/error.h"
+
+namespace trnsim::workloads {
+namespace {
+
+// Decode steps evaluated exactly up to this many; beyond, evenly spaced contexts (the step time
+// is piecewise linear in the context, so the mean of the samples is the mean of the steps).
+constexpr int64_t kMaxDecodeSamples = 256;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+const char* category_name(CostCategory c) {
+  switch (c) {
+    case CostCategory::Matmul: return "matmul";
+    case CostCategory::Attention: return "attention";
+    case CostCategory::Collective: return "collective";
+    case CostCategory::Other: return "other";
+  }
+  return "other";
+}
+
+StepBatch decode_batch(int64_t batch, int64_t context) {
+  StepBatch b;
+  b.decode_contexts.assign(static_cast<size_t>(batch), context);
+  return b;
+}
+
+void check_memory(const TrainiumStepCost& cost, const GenerationResult& g) {
+  const double need = g.weight_bytes_per_core + g.kv_bytes_per_core + g.activation_bytes_per_core;
+  if (need <= g.hbm_bytes_per_core) return;
+  const auto& l = cost.layout();
+  throw ShapeError(fmt::format(
+      "{} needs {:.1f} GiB per logical core at tp {} (weights {:.1f}, KV cache {:.1f}, activations {:.1f}); a {} "
+      "logical core (lnc {}) has {:.1f}",
+      cost.model().name, need / kGiB, l.tp, g.weight_bytes_per_core / kGiB, g.kv_bytes_per_core / kGiB,
+      g.activation_bytes_per_core / kGiB, cost.system().chip.name, l.lnc, g.hbm_bytes_per_core / kGiB));
+}
+
+}  // namespace
+
+GenerationResult simulate_generation(const TrainiumStepCost& cost, const GenerationRequest& r) {
+  if (r.batch < 1 || r.input < 1 || r.output < 1)
+    throw ConfigError(fmt::format("--batch, --input and --output must be >= 1 (got {}, {}, {})", r.batch, r.input, r.output));
+  GenerationResult g;
+  StepBatch prefill;
+  prefill.prefills.assign(static_cast<size_t>(r.batch), PrefillChunk{r.input, 0});
+  g.weight_bytes_per_core = cost.weight_bytes_per_core().value();
+  g.kv_bytes_per_core = cost.kv_bytes_per_token_per_core().value() * static_cast<double>(r.batch * (r.input + r.output));
+  g.activation_bytes_per_core = cost.activation_bytes_per_core(prefill).value();
+  g.hbm_bytes_per_core = cost.hbm_bytes_per_core().value();
+  check_memory(cost, g);
+  const int sims0 = cost.node_costs().simulations();
+  const double wall0 = cost.node_costs().simulation_wall_s();
+
+  g.prefill = cost.step(prefill);
+  g.prefill_nodes = cost.nodes(prefill);
+  g.ttft_s = to_seconds(g.prefill.time);
+  const int64_t steps = r.output - 1;  // the prefill produced the first token
+  if (steps > 0) {
+    const int64_t samples = std::min(steps, kMaxDecodeSamples);
+    double sum[5] = {0, 0, 0, 0, 0};
+    for (int64_t i = 0; i < samples; ++i) {
+      const int64_t step = samples == steps ? i : (samples == 1 ? 0 : i * (steps - 1) / (samples - 1));
+      const StepCost c = cost.step(decode_batch(r.batch, r.input + step));
+      sum[0] += c.time.value(), sum[1] += c.matmul.value(), sum[2] += c.attention.value();
+      sum[3] += c.collective.value(), sum[4] += c.other.value();
+    }
+    const double n = static_cast<double>(samples);
+    g.decode_mean.time = Nanoseconds(sum[0] / n);
+    g.decode_mean.matmul = Nanoseconds(sum[1] / n);
+    g.decode_mean.attention = Nanoseconds(sum[2] / n);
+    g.decode_mean.collective = Nanoseconds(sum[3] / n);
+    g.decode_mean.other = Nanoseconds(sum[4] / n);
+    g.decode_steps_evaluated = static_cast<int>(samples);
+    g.decode_nodes = cost.nodes(decode_batch(r.batch, r.input));
+  }
+  g.tpot_s = to_seconds(g.decode_mean.time);
+  g.e2e_s = g.ttft_s + static_cast<double>(steps) * g.tpot_s;
+  g.output_tokens_per_s = static_cast<double>(r.batch * r.output) / g.e2e_s;
+  g.simulations = cost.node_costs().simulations() - sims0;
+  g.simulation_wall_s = cost.node_costs().simulation_wall_s() - wall0;
+  return g;
+}
+
+nlohmann::json generation_json(const TrainiumStepCost& cost, const Deployment& d, const GenerationRequest& r,
+                               const GenerationResult& g) {
+  using nlohmann::json;
+  const auto& l = cost.layout();
+  auto breakdown = [](const StepCost& c) {
+    return json{{"matmul_s", to_seconds(c.matmul)},
+                {"attention_s", to_seconds(c.attention)},
+                {"collective_s", to_seconds(c.collective)},
+                {"other_s", to_seconds(c.other)}};
+  };
+  auto nodes = [](const std::vector<CostNode>& ns) {
+    json out = json::array();
+    for (const auto& n : ns)
+      out.push_back({{"node", n.name}, {"category", category_name(n.category)}, {"time_s", n.seconds}, {"repeat", n.repeat}});
+    return out;
+  };
+  return json{{"kind", "llm"},
+              {"model", cost.model().name},
+              {"system", cost.system().name},
+              {"tp", l.tp},
+              {"pp", l.pp},
+              {"ep", l.ep},
+              {"lnc", l.lnc},
+              {"dtype", d.dtype},
+              {"weights", d.weights},
+              {"batch", r.batch},
+              {"input_tokens", r.input},
+              {"output_tokens", r.output},
+              {"chips", l.chips},
+              {"ttft_s", g.ttft_s},
+              {"tpot_s", g.tpot_s},
+              {"e2e_s", g.e2e_s},
+              {"time_s", g.e2e_s},
+              {"output_tokens_per_s", g.output_tokens_per_s},
+              {"memory_bytes_per_core", g.weight_bytes_per_core + g.kv_bytes_per_core + g.activation_bytes_per_core},
+              {"weight_bytes_per_core", g.weight_bytes_per_core},
+              {"kv_cache_bytes_per_core", g.kv_bytes_per_core},
+              {"activation_bytes_per_core", g.activation_bytes_per_core},
+              {"hbm_bytes_per_core", g.hbm_bytes_per_core},
+              {"prefill_breakdown", breakdown(g.prefill)},
+              {"decode_step_breakdown", breakdown(g.decode_mean)},
+              {"decode_step_nodes", nodes(g.decode_nodes)},
+              {"energy_j", to_seconds(g.prefill.time) > 0 && cost.system().chip.power
+                               ? json(cost.system().chip.power->value() * l.chips * g.e2e_s)
+                               : json(nullptr)},
+              {"simulations", g.simulations},
+              {"simulation_wall_s", g.simulation_wall_s}};
+}
+
+nlohmann::json generation_trace(const GenerationResult& g) {
+  using nlohmann::json;
+  json events = json::array();
+  double t_us = 0;
+  auto emit = [&](const std::vector<CostNode>& ns, const char* phase, int tid) {
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", tid}, {"args", {{"name", phase}}}});
+    // Layers in model order: the kinds interleave in the model, but a rank runs each layer's
+    // nodes back to back, so the trace repeats each kind's nodes `repeat` times.
+    std::vector<std::vector<const CostNode*>> kinds;
+    std::vector<const CostNode*> tail;
+    for (const auto& n : ns) {
+      if (n.name.starts_with("layer[")) {
+        const std::string kind = n.name.substr(0, n.name.find(']') + 1);
+        if (kinds.empty() || kinds.back().front()->name.substr(0, kind.size()) != kind) kinds.emplace_back();
+        kinds.back().push_back(&n);
+      } else {
+        tail.push_back(&n);
+      }
+    }
+    for (const auto& k : kinds)
+      for (int64_t r = 0; r < k.front()->repeat; ++r)
+        for (const CostNode* n : k) {
+          events.push_back({{"name", n->name}, {"cat", category_name(n->category)}, {"ph", "X"}, {"pid", 0}, {"tid", tid},
+                            {"ts", t_us}, {"dur", n->seconds * 1e6}});
+          t_us += n->seconds * 1e6;
+        }
+    for (const CostNode* n : tail)
+      for (int64_t r = 0; r < n->repeat; ++r) {
+        events.push_back({{"name", n->name}, {"cat", category_name(n->category)}, {"ph", "X"}, {"pid", 0}, {"tid", tid},
+                          {"ts", t_us}, {"dur", n->seconds * 1e6}});
+        t_us += n->seconds * 1e6;
+      }
+  };
+  emit(g.prefill_nodes, "prefill", 0);
+  emit(g.decode_nodes, "first decode step", 1);
+  return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+}
+
+}  // namespace trnsim::workloads

@@ -1,0 +1,40 @@
+// A whole generation of `trnsim llm`: a batch of B prompts of I tokens prefilled in one step
+// (TTFT), then O - 1 decode steps as the context grows (TPOT: their mean), on a deployment,
+// with the memory per core checked (weights + KV cache + activations) and the breakdown of a
+// decode step. JSON (kind "llm") is what the CLI prints and trnsim.llm() returns.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "trnsim/workloads/llm_cost.h"
+
+namespace trnsim::workloads {
+
+struct GenerationRequest {
+  int64_t batch = 1, input = 128, output = 128;
+};
+
+struct GenerationResult {
+  double ttft_s = 0, tpot_s = 0, e2e_s = 0, output_tokens_per_s = 0;
+  double weight_bytes_per_core = 0, kv_bytes_per_core = 0, activation_bytes_per_core = 0, hbm_bytes_per_core = 0;
+  StepCost prefill, decode_mean;                  // decode_mean: breakdown averaged over the steps
+  std::vector<CostNode> prefill_nodes, decode_nodes;  // the first decode step's nodes
+  int decode_steps_evaluated = 0;
+  int simulations = 0;                            // timing-mode runs this generation needed
+  double simulation_wall_s = 0;
+};
+
+// Throws ShapeError when weights + KV cache + activations exceed a core's HBM.
+GenerationResult simulate_generation(const TrainiumStepCost& cost, const GenerationRequest& request);
+
+nlohmann::json generation_json(const TrainiumStepCost& cost, const Deployment& d, const GenerationRequest& r,
+                               const GenerationResult& g);
+
+// Chrome trace (chrome://tracing, Perfetto) of the prefill step and the first decode step: one
+// event per node of every layer on a rank, back to back.
+nlohmann::json generation_trace(const GenerationResult& g);
+
+}  // namespace trnsim::workloads

@@ -1,0 +1,242 @@
+#include "trnsim/workloads/llm_node_cost.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+#include "trnsim/compiler/compile.h"
+#include "trnsim/core/run.h"
+#include "trnsim/hw/spec_json.h"
+#include "trnsim/kernels/attention.h"
+#include "trnsim/runtime/loaded_model.h"
+#include "trnsim/workloads/llm_cost_cache.h"
+
+namespace trnsim::workloads {
+namespace {
+
+using compiler::ElemType;
+using compiler::Graph;
+using compiler::Node;
+using compiler::OpKind;
+
+// Grid: every power of two to 128 (one partition tile), then 128 x 2, 3, 4, 6, 8, 12, 16, ...
+// (steps of 1.5x and 1.33x), so that an interval never spans more than a third of its value.
+int64_t next_grid(int64_t g) {
+  if (g < 128) return g * 2;
+  const int64_t s = g / 128;
+  const bool pow2 = (s & (s - 1)) == 0;
+  return 128 * (s == 1 ? 2 : pow2 ? s / 2 * 3 : s / 3 * 4);
+}
+
+// Above one tile the matmul works in whole 128-row tiles (each re-reads the weights): a token
+// count is costed at its tile-padded value, as the time is a step function of the tiles.
+int64_t tile_padded(int64_t m) { return m > 128 ? (m + 127) / 128 * 128 : m; }
+
+// Matmul sizes beyond this are extrapolated along the last grid interval (time is linear
+// in the number of 128-row tiles there); attention contexts are measured at any length.
+constexpr int64_t kMaxMeasuredTokens = 4096;
+constexpr int64_t kFineAttention = 8192;
+
+void add_input(Graph& g, const std::string& name, compiler::Shape shape) {
+  compiler::TensorInfo t;
+  t.name = name;
+  t.type = ElemType::BFloat16;  // weights and activations held in bf16: HBM traffic as on Neuron
+  t.shape = std::move(shape);
+  t.shape_known = true;
+  g.tensors[name] = t;
+  g.inputs.push_back(name);
+}
+
+std::string add_node(Graph& g, OpKind op, std::vector<std::string> in, const std::string& out,
+                     std::map<std::string, compiler::AttrValue> attrs = {}) {
+  Node n;
+  n.op = op;
+  n.name = out;
+  n.inputs = std::move(in);
+  n.outputs = {out};
+  n.attrs = std::move(attrs);
+  compiler::TensorInfo t;
+  t.name = out;
+  t.type = ElemType::BFloat16;
+  g.tensors[out] = t;
+  g.nodes.push_back(std::move(n));
+  return out;
+}
+
+double interp(int64_t x, int64_t lo, int64_t hi, double flo, double fhi) {
+  if (hi == lo) return flo;
+  return flo + (fhi - flo) * static_cast<double>(x - lo) / static_cast<double>(hi - lo);
+}
+
+std::string chip_hash(const hw::ChipSpec& chip) {
+  return fmt::format("{:016x}", std::hash<std::string>{}(hw::to_json(chip).dump()));
+}
+
+}  // namespace
+
+int64_t grid_below(int64_t x) {
+  int64_t g = 1;
+  while (next_grid(g) <= x) g = next_grid(g);
+  return g;
+}
+
+int64_t grid_above(int64_t x) {
+  int64_t g = 1;
+  while (g < x) g = next_grid(g);
+  return g;
+}
+
+NodeCosts::NodeCosts(const hw::ChipSpec& chip, NodeCostOptions options) : chip_(chip), opt_(options) {
+  const std::string scope = fmt::format("{}-{}-lnc{}-{}", chip.name, chip_hash(chip), opt_.cores,
+                                        compiler::policy_name(opt_.policy));
+  cache_ = std::make_unique<CostCache>(scope, opt_.use_disk_cache);
+}
+
+NodeCosts::~NodeCosts() = default;
+
+template <class F>
+double NodeCosts::cached(const std::string& key, F&& measure) {
+  if (auto v = cache_->get(key)) return *v;
+  const auto t0 = std::chrono::steady_clock::now();
+  const double s = measure();
+  sim_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++simulations_;
+  cache_->put(key, s);
+  return s;
+}
+
+double NodeCosts::measure_matmul_s(int64_t m, int64_t k, int64_t n) {
+  return cached(fmt::format("matmul:m={},k={},n={}", m, k, n), [&] {
+    Graph g;
+    g.name = "llm_matmul";
+    g.opset = 17;
+    add_input(g, "x", {m, k});
+    add_input(g, "w", {k, n});  // a graph input, not a constant: no weight bytes exist
+    g.outputs = {add_node(g, OpKind::MatMul, {"x", "w"}, "y")};
+    compiler::CompileOptions co;
+    co.policy = opt_.policy;
+    co.cores = opt_.cores;
+    co.input_shapes = {{"x", {m, k}}, {"w", {k, n}}};
+    auto cm = compiler::compile(std::move(g), chip_, co);
+    return runtime::LoadedModel(cm, chip_).run({}, core::Mode::Timing).report.time_s;
+  });
+}
+
+double NodeCosts::measure_pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk) {
+  return cached(fmt::format("pointwise:m={},h={},i={},qk={}", m, h, i, qk), [&] {
+    // RMSNorm is measured as LayerNormalization (the compiler's fused norm; one more mean).
+    Graph g;
+    g.name = "llm_pointwise";
+    g.opset = 17;
+    for (auto* n : {"x", "r"}) add_input(g, n, {m, h});
+    add_input(g, "gamma", {h});
+    for (auto* n : {"q", "cos", "q_rot", "sin"}) add_input(g, n, {m, qk});
+    for (auto* n : {"gate", "up"}) add_input(g, n, {m, i});
+    const std::map<std::string, compiler::AttrValue> ln = {{"axis", int64_t{-1}}};
+    g.outputs.push_back(add_node(g, OpKind::LayerNormalization, {"x", "gamma"}, "norm1", ln));
+    const std::string res = add_node(g, OpKind::Add, {"x", "r"}, "residual1");
+    g.outputs.push_back(add_node(g, OpKind::LayerNormalization, {res, "gamma"}, "norm2", ln));
+    g.outputs.push_back(add_node(g, OpKind::Add, {res, "r"}, "residual2"));
+    const std::string a = add_node(g, OpKind::Mul, {"q", "cos"}, "rope_a");
+    const std::string b = add_node(g, OpKind::Mul, {"q_rot", "sin"}, "rope_b");
+    g.outputs.push_back(add_node(g, OpKind::Add, {a, b}, "rope"));
+    const std::string s = add_node(g, OpKind::Sigmoid, {"gate"}, "silu_sigmoid");
+    const std::string silu = add_node(g, OpKind::Mul, {"gate", s}, "silu");
+    g.outputs.push_back(add_node(g, OpKind::Mul, {silu, "up"}, "swiglu"));
+    compiler::CompileOptions co;
+    co.policy = opt_.policy;
+    co.cores = opt_.cores;
+    for (const auto& n : g.inputs) co.input_shapes[n] = g.tensors[n].shape;
+    auto cm = compiler::compile(std::move(g), chip_, co);
+    return runtime::LoadedModel(cm, chip_).run({}, core::Mode::Timing).report.time_s;
+  });
+}
+
+double NodeCosts::measure_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim, bool causal) {
+  return cached(fmt::format("attention:h={},q={},k={},d={},causal={}", heads, rows, keys, head_dim, causal ? 1 : 0), [&] {
+    kernels::BuilderOptions bo;
+    bo.cores = opt_.cores;
+    kernels::KernelBuilder kb(chip_, bo);
+    const auto dt = numerics::DType::BF16;
+    kernels::AttentionSpec s;
+    s.q = kernels::AttentionOperand::dense(kb.hbm_input("q", {heads, rows, head_dim}, dt));
+    s.k = kernels::AttentionOperand::dense(kb.hbm_input("k", {heads, keys, head_dim}, dt));
+    s.v = kernels::AttentionOperand::dense(kb.hbm_input("v", {heads, keys, head_dim}, dt));
+    s.out = kernels::AttentionOperand::dense(kb.hbm_output("out", {heads, rows, head_dim}, dt));
+    s.heads = heads;
+    s.seq_q = rows;
+    s.seq_k = keys;
+    s.head_dim = head_dim;
+    s.causal = causal;
+    s.dtype = dt;
+    // Heads are independent: each physical core of the logical core takes a share.
+    const int64_t parts = std::min<int64_t>(opt_.cores, heads);
+    for (int64_t c = 0; c < parts; ++c) {
+      kb.set_core(static_cast<int>(c));
+      s.head_begin = c * heads / parts;
+      s.head_end = (c + 1) * heads / parts;
+      kernels::attention(kb, s);
+    }
+    isa::Program p = kb.build();
+    core::RunOptions ro;
+    ro.mode = core::Mode::Timing;
+    ro.record_instructions = false;
+    ro.validate = false;
+    return core::run(p, chip_, {}, ro).total.ms() * 1e-3;
+  });
+}
+
+double NodeCosts::matmul_s(int64_t m, int64_t k, int64_t n) {
+  if (!opt_.interpolate) return measure_matmul_s(m, k, n);
+  m = tile_padded(m);
+  if (m <= kMaxMeasuredTokens) {
+    const int64_t lo = grid_below(m), hi = grid_above(m);
+    return interp(m, lo, hi, measure_matmul_s(lo, k, n), hi == lo ? 0 : measure_matmul_s(hi, k, n));
+  }
+  const int64_t hi = kMaxMeasuredTokens, lo = grid_below(hi - 1);
+  return interp(m, lo, hi, measure_matmul_s(lo, k, n), measure_matmul_s(hi, k, n));
+}
+
+double NodeCosts::pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk) {
+  if (!opt_.interpolate) return measure_pointwise_s(m, h, i, qk);
+  const int64_t cap = std::min(m, kMaxMeasuredTokens);
+  const int64_t lo = m > kMaxMeasuredTokens ? grid_below(cap - 1) : grid_below(m);
+  const int64_t hi = m > kMaxMeasuredTokens ? cap : grid_above(m);
+  return interp(m, lo, hi, measure_pointwise_s(lo, h, i, qk), hi == lo ? 0 : measure_pointwise_s(hi, h, i, qk));
+}
+
+double NodeCosts::prefill_attention_s(int64_t heads, int64_t seq, int64_t head_dim) {
+  if (!opt_.interpolate) return measure_attention_s(heads, seq, seq, head_dim, true);
+  // The flash kernel's time steps with every 64 query rows (its query and key tiles): up to
+  // kFineAttention it is measured at multiples of 64 and interpolated linearly between them.
+  int64_t lo = seq <= 128 ? grid_below(seq) : seq / 64 * 64, hi = seq <= 128 ? grid_above(seq) : (seq + 63) / 64 * 64;
+  if (seq > kFineAttention) lo = grid_below(seq), hi = grid_above(seq);
+  const double flo = measure_attention_s(heads, lo, lo, head_dim, true);
+  if (hi == lo) return flo;
+  const double fhi = measure_attention_s(heads, hi, hi, head_dim, true);
+  if (seq <= kFineAttention) return interp(seq, lo, hi, flo, fhi);
+  // Long prompts: a t + b t^2 (the score blocks under the diagonal) through both grid points.
+  const double l = static_cast<double>(lo), h = static_cast<double>(hi), t = static_cast<double>(seq);
+  const double b = (fhi / h - flo / l) / (h - l), a = flo / l - b * l;
+  if (a >= 0 && b >= 0) return a * t + b * t * t;
+  return interp(seq, lo, hi, flo, fhi);
+}
+
+double NodeCosts::cross_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim) {
+  keys = std::max<int64_t>(1, keys);
+  if (!opt_.interpolate) return measure_attention_s(heads, rows, keys, head_dim, false);
+  const int64_t lo = grid_below(keys), hi = grid_above(keys);
+  // Query rows: exact for the decode shapes (rows = the group of query heads, <= 16); a
+  // prefill chunk's rows interpolate on the same grid.
+  auto at_rows = [&](int64_t r) {
+    return interp(keys, lo, hi, measure_attention_s(heads, r, lo, head_dim, false),
+                  hi == lo ? 0 : measure_attention_s(heads, r, hi, head_dim, false));
+  };
+  if (rows <= 16) return at_rows(rows);
+  const int64_t rlo = grid_below(rows), rhi = grid_above(rows);
+  return interp(rows, rlo, rhi, at_rows(rlo), rhi == rlo ? 0 : at_rows(rhi));
+}
+
+}  // namespace trnsim::workloads

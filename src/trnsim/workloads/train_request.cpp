@@ -1,0 +1,100 @@
+// The request's keys: every option of `trnsim train`, snake_case.
+#include <fmt/format.h>
+
+#include <functional>
+#include <map>
+
+#include "trnsim/common/error.h"
+#include "trnsim/workloads/train_run.h"
+
+namespace trnsim::workloads {
+namespace {
+
+using nlohmann::json;
+
+template <class T>
+T get(const json& v, const std::string& key) {
+  try {
+    return v.get<T>();
+  } catch (const json::exception&) {
+    throw ConfigError(fmt::format("train: '{}': expected a {}, got {}", key,
+                                  std::is_same_v<T, std::string> ? "string" : std::is_same_v<T, bool> ? "boolean"
+                                                                                                      : "number",
+                                  v.dump()));
+  }
+}
+
+using Setter = std::function<void(TrainRequest&, const json&, const std::string&)>;
+
+template <class T, class F>
+Setter set(F f) {
+  return [f](TrainRequest& r, const json& v, const std::string& k) { f(r, get<T>(v, k)); };
+}
+
+const std::map<std::string, Setter>& setters() {
+  static const std::map<std::string, Setter> s = {
+      {"model", set<std::string>([](TrainRequest& r, std::string v) { r.model = v; })},
+      {"system", set<std::string>([](TrainRequest& r, std::string v) { r.config.system = v; })},
+      {"nodes", set<int>([](TrainRequest& r, int v) { r.config.nodes = v; })},
+      {"tp", set<int>([](TrainRequest& r, int v) { r.config.tp = v; })},
+      {"pp", set<int>([](TrainRequest& r, int v) { r.config.pp = v; })},
+      {"dp", set<int>([](TrainRequest& r, int v) { r.config.dp = v; })},
+      {"ep", set<int>([](TrainRequest& r, int v) { r.config.ep = v; })},
+      {"cp", set<int>([](TrainRequest& r, int v) { r.config.cp = v; })},
+      {"zero", set<int>([](TrainRequest& r, int v) { r.config.zero = v; })},
+      {"sequence_parallel", set<bool>([](TrainRequest& r, bool v) { r.config.sequence_parallel = v; })},
+      {"schedule", set<std::string>([](TrainRequest& r, std::string v) { r.config.schedule = parse_schedule(v); })},
+      {"virtual_stages", set<int>([](TrainRequest& r, int v) { r.config.virtual_stages = v; })},
+      {"micro_batch", set<int64_t>([](TrainRequest& r, int64_t v) { r.config.micro_batch = v; })},
+      {"global_batch", set<int64_t>([](TrainRequest& r, int64_t v) { r.config.global_batch = v; })},
+      {"seq", set<int64_t>([](TrainRequest& r, int64_t v) { r.config.seq = v; })},
+      {"recompute", set<std::string>([](TrainRequest& r, std::string v) { r.config.recompute = parse_recompute(v); })},
+      {"dtype", set<std::string>([](TrainRequest& r, std::string v) { r.config.dtype = v; })},
+      {"precision", set<std::string>([](TrainRequest& r, std::string v) { r.config.precision = parse_precision(v); })},
+      {"optimizer", set<std::string>([](TrainRequest& r, std::string v) { r.config.optimizer = parse_optimizer(v); })},
+      {"compute_cost", set<std::string>([](TrainRequest& r, std::string v) { r.config.compute_cost = v; })},
+      {"lnc", set<int>([](TrainRequest& r, int v) { r.config.lnc = v; })},
+      {"tokens", set<double>([](TrainRequest& r, double v) { r.tokens = v; })},
+      {"steps", set<int64_t>([](TrainRequest& r, int64_t v) { r.steps = v; })},
+      {"mtbf_hours", set<double>([](TrainRequest& r, double v) { r.failures.chip_mtbf_h = v; })},
+      {"node_mtbf_hours", set<double>([](TrainRequest& r, double v) { r.failures.node_mtbf_h = v; })},
+      {"link_mtbf_hours", set<double>([](TrainRequest& r, double v) { r.failures.link_mtbf_h = v; })},
+      {"checkpoint_gbps", set<double>([](TrainRequest& r, double v) {
+         r.checkpoint.write_gbps_per_node = r.checkpoint.read_gbps_per_node = v; })},
+      {"checkpoint_interval_s", set<double>([](TrainRequest& r, double v) { r.checkpoint.interval_s = v; })},
+      {"reschedule_s", set<double>([](TrainRequest& r, double v) { r.checkpoint.reschedule_s = v; })},
+      {"fail_at", [](TrainRequest& r, const json& v, const std::string& k) {
+         if (!v.is_array()) throw ConfigError("train: 'fail_at': expected a list of step numbers");
+         for (const auto& x : v) r.fail_at.push_back(get<int64_t>(x, k));
+       }},
+      {"efa_oversubscription", set<double>([](TrainRequest& r, double v) { r.conditions.efa_oversubscription = v; })},
+      {"degraded_link", set<double>([](TrainRequest& r, double v) { r.conditions.degraded_link = v; })},
+      {"straggler_slowdown", set<double>([](TrainRequest& r, double v) { r.conditions.straggler_slowdown = v; })},
+  };
+  return s;
+}
+
+}  // namespace
+
+TrainRequest train_request(const json& j) {
+  if (!j.is_object()) throw ConfigError("train: the request must be an object of options");
+  TrainRequest r;
+  for (const auto& [k, v] : j.items()) {
+    if (v.is_null()) continue;  // an option left at its default
+    auto it = setters().find(k);
+    if (it == setters().end()) {
+      std::string known;
+      for (const auto& [name, _] : setters()) known += (known.empty() ? "" : ", ") + name;
+      throw ConfigError(fmt::format("train: unknown option '{}' (known: {})", k, known));
+    }
+    it->second(r, v, k);
+  }
+  if (r.model.empty()) throw ConfigError("train: 'model' is required (a configs/models preset or a config.json)");
+  if (r.config.global_batch <= 0) throw ConfigError("train: 'global_batch' is required");
+  if (r.config.seq <= 0) throw ConfigError("train: 'seq' is required");
+  if (!(r.conditions.straggler_slowdown >= 1.0))
+    throw ConfigError(fmt::format("train: straggler_slowdown: expected >= 1, got {}", r.conditions.straggler_slowdown));
+  return r;
+}
+
+}  // namespace trnsim::workloads

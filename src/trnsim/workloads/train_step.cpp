@@ -1,0 +1,208 @@
+#include "trnsim/workloads/train_step.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "trnsim/workloads/pipeline_schedule.h"
+#include "trnsim/workloads/train_model_stats.h"
+#include "trnsim/workloads/train_optimizer.h"
+
+namespace trnsim::workloads {
+namespace {
+
+// A communication of `comm` ns that can run under `window` ns of compute, issued layer by layer:
+// the last layer's share has nothing left to hide behind.
+double exposed(double comm, double window, int64_t layers) {
+  return std::max(comm - window, comm / double(std::max<int64_t>(layers, 1)));
+}
+
+struct StagePasses {
+  std::vector<double> fwd, bwd;   // per rank, one pass of one chunk
+  std::vector<double> comm_fwd, comm_bwd;  // the communication inside those passes
+  double recompute = 0, tp = 0, ep = 0, cp = 0;
+  std::vector<double> dp_comm, dp_bytes, dp_elements, zero_gather;  // per rank, per step
+  std::vector<int64_t> layers;
+};
+
+struct Context {
+  const ModelDesc& m;
+  const TrainConfig& c;
+  const TrainLayout& l;
+  const hw::SystemSpec& sys;
+  const TrainFabric& fab;
+  const LayerCosts& costs;
+  ModelStats stats;
+};
+
+int64_t stage_layers(const Context& x, int r) { return x.m.layers / x.c.pp + (r < x.m.layers % x.c.pp ? 1 : 0); }
+
+int64_t stage_moe_layers(const Context& x, int r) {
+  const int64_t base = x.m.layers / x.c.pp, extra = x.m.layers % x.c.pp;
+  const int64_t first = r * base + std::min<int64_t>(r, extra);
+  int64_t moe = 0;
+  for (int64_t i = first; i < first + stage_layers(x, r); ++i) moe += i >= x.stats.dense_layers ? 1 : 0;
+  return moe;
+}
+
+// The data-parallel collectives of one rank's gradients and (ZeRO) parameters for one step.
+struct DpTraffic {
+  CommTime grads, params;      // reduction of gradients; gathers of parameters
+  double grad_elements = 0, param_elements = 0;
+};
+
+DpTraffic dp_traffic(const Context& x, const RankParams& p) {
+  const TrainLayout& l = x.l;
+  const GroupPlacement dense = place_group(l, l.dp * l.cp, l.tp);
+  const GroupPlacement expert = place_group(l, std::max(1, l.dp * l.cp / l.ep), int64_t(l.tp) * l.cp * l.ep);
+  const double gb = grad_bytes_per_param(x.c), wb = weight_bytes_per_param(x.c);
+  DpTraffic t;
+  auto add = [](CommTime& a, const CommTime& b) {
+    a.time_ns += b.time_ns, a.bytes_sent_per_rank += b.bytes_sent_per_rank, a.fixed_ns += b.fixed_ns;
+  };
+  if (x.c.zero == 0) {
+    add(t.grads, x.fab.all_reduce(dense, p.dense * gb));
+    add(t.grads, x.fab.all_reduce(expert, p.expert * gb));
+  } else {
+    add(t.grads, x.fab.reduce_scatter(dense, p.dense * gb));
+    add(t.grads, x.fab.reduce_scatter(expert, p.expert * gb));
+    add(t.params, x.fab.all_gather(dense, p.dense * wb));
+    add(t.params, x.fab.all_gather(expert, p.expert * wb));
+  }
+  return t;
+}
+
+StagePasses stage_passes(const Context& x) {
+  const TrainConfig& c = x.c;
+  const TrainLayout& l = x.l;
+  const int v = c.schedule == PipelineSchedule::Interleaved ? c.virtual_stages : 1;
+  const int64_t m = l.micro_batches;
+  const double tokens = double(c.micro_batch) * c.seq / c.cp;
+  const double hbm = hbm_gbps_per_core(x.sys.chip, l.cores_per_chip);
+  StagePasses s;
+  for (int r = 0; r < c.pp; ++r) {
+    const int64_t layers = stage_layers(x, r), moe = stage_moe_layers(x, r);
+    PassCost f = x.costs.dense_layer * double(layers - moe) + x.costs.moe_layer * double(moe);
+    if (r == c.pp - 1) f = f + x.costs.ends;
+    PassCost b = backward_of(f);
+    const PassCost re = recompute_of(f, c.recompute);
+    // Expert parallelism: dispatch and combine all-to-alls per MoE layer, twice more backward.
+    const GroupPlacement epg = place_group(l, l.ep, int64_t(l.tp) * l.cp);
+    const double a2a = moe * x.fab.all_to_all(epg, tokens / c.tp * x.m.moe.experts_per_token * x.m.hidden * 2).time_ns;
+    // Context parallelism: K and V of the rank's tokens go round the cp ring (cp-1 sends) under
+    // the attention blocks; backward sends K, V and their gradients.
+    const GroupPlacement cpg = place_group(l, l.cp, l.tp);
+    const double kv = tokens * 2.0 * x.m.kv_heads * x.m.head_dim * 2.0 / c.tp;
+    const bool cp_cross = cpg.nodes > 1;
+    const double cp_send = c.cp > 1 ? (c.cp - 1) * x.fab.send(kv, cp_cross).time_ns * layers : 0.0;
+    const double cp_fwd = std::max(0.0, cp_send - f.attention), cp_bwd = std::max(0.0, 2 * cp_send - b.attention);
+    // ZeRO-3 gathers the stage's weights for the forward and again for the backward, and
+    // reduce-scatters gradients every micro-batch; ZeRO-2 only the latter; both under compute.
+    const RankParams p = rank_params(x.m, c, r);
+    const DpTraffic t = dp_traffic(x, p);
+    double z_fwd = 0, z_bwd = 0;
+    if (c.zero == 3) {
+      z_fwd = exposed(t.params.time_ns, f.total(), layers);
+      z_bwd = exposed(t.params.time_ns + t.grads.time_ns, b.total(), layers);
+    } else if (c.zero == 2) {
+      z_bwd = exposed(t.grads.time_ns, b.total(), layers);
+    }
+    // Gradient accumulation over micro-batches: add each micro-batch's gradients into the buffer.
+    const double accumulate = m > 1 ? p.total() * grad_bytes_per_param(c) * 3 / hbm : 0.0;
+    const double fwd = (f.total() + a2a * 2 + cp_fwd + z_fwd) / v;
+    const double bwd = (b.total() + re.total() + a2a * 2 + cp_bwd + z_bwd + accumulate) / v;
+    s.fwd.push_back(fwd);
+    s.bwd.push_back(bwd);
+    s.comm_fwd.push_back((f.collective + a2a * 2 + cp_fwd + z_fwd) / v);
+    s.comm_bwd.push_back((b.collective + re.collective + a2a * 2 + cp_bwd + z_bwd) / v);
+    s.layers.push_back(layers);
+    if (r == 0) {
+      s.recompute = re.total();
+      s.tp = m * (f.collective + b.collective + re.collective);
+      s.ep = m * a2a * 4;
+      s.cp = m * 3 * cp_send;
+    }
+    // Per step: the reduction left after the last backward (ZeRO 0/1), the gathers after the
+    // optimizer (ZeRO 1/2), or everything per micro-batch (ZeRO 3).
+    const double micro = c.zero >= 2 ? double(m) : 1.0;
+    const double zero3 = c.zero == 3 ? 2.0 : (c.zero >= 1 ? 1.0 : 0.0);
+    s.dp_comm.push_back(c.zero >= 2 ? 0.0 : t.grads.time_ns);
+    s.zero_gather.push_back(c.zero == 1 || c.zero == 2 ? t.params.time_ns : 0.0);
+    s.dp_bytes.push_back(micro * t.grads.bytes_sent_per_rank + (c.zero == 3 ? micro * 2 : zero3) *
+                                                                   t.params.bytes_sent_per_rank);
+    const double n = double(l.dp) * l.cp;
+    const double frac = (n - 1) / n;  // a rank's share of a ring's pieces
+    const double elems = p.total() * frac * (c.zero == 0 ? 2.0 : 1.0);
+    s.dp_elements.push_back(micro * elems + (c.zero == 3 ? micro * 2 : zero3) * p.total() * frac);
+  }
+  return s;
+}
+
+}  // namespace
+
+TrainStep train_step(const ModelDesc& model, const TrainConfig& c, const hw::SystemSpec& system,
+                     const StepCostFactory& factory, const TrainConditions& cond) {
+  TrainStep out;
+  out.layout = make_layout(c, system);
+  const TrainLayout& l = out.layout;
+  const TrainFabric fab(system, l, cond.efa_oversubscription, cond.degraded_link);
+  const LayerCosts costs = layer_costs(model, c, factory, system.chip, l.cores_per_chip);
+  const Context x{model, c, l, system, fab, costs, model_stats(model)};
+  StagePasses s = stage_passes(x);
+  for (int r = 0; r < c.pp; ++r) {  // a straggler slows every synchronous pass
+    s.fwd[r] = s.comm_fwd[r] + (s.fwd[r] - s.comm_fwd[r]) * cond.straggler_slowdown;
+    s.bwd[r] = s.comm_bwd[r] + (s.bwd[r] - s.comm_bwd[r]) * cond.straggler_slowdown;
+  }
+  const int v = c.schedule == PipelineSchedule::Interleaved ? c.virtual_stages : 1;
+  const GroupPlacement ppg = place_group(l, l.pp, int64_t(l.tp) * l.cp * l.dp);
+  const double act = double(c.micro_batch) * c.seq / c.cp * model.hidden * 2.0 / c.tp;
+  const double p2p = c.pp > 1 ? fab.send(act, ppg.nodes > 1).time_ns : 0.0;
+  const PipelineTiming pt = time_pipeline(c.schedule, l.micro_batches, v, s.fwd, s.bwd, p2p);
+  out.memory = memory_per_core(model, c, l, pt.peak_in_flight,
+                               system.chip.hbm.capacity.value() / l.cores_per_chip);
+  check_fits(out.memory, c, model.name);
+
+  // The rank whose pipeline finishes last decides; rank 0 ends the step in every schedule here.
+  double dp_exposed = 0, gather = 0, opt = 0;
+  for (int r = 0; r < c.pp; ++r) {
+    const double window = s.bwd[r] - s.comm_bwd[r];  // the last micro-batch's backward
+    dp_exposed = std::max(dp_exposed, s.dp_comm[r] > 0 ? exposed(s.dp_comm[r], window, s.layers[r]) : 0.0);
+    gather = std::max(gather, s.zero_gather[r]);
+    const RankParams p = rank_params(model, c, r);
+    const double owned = c.zero >= 1 ? p.dense / (double(l.dp) * l.cp) + p.expert / std::max(1.0, double(l.dp) * l.cp / l.ep)
+                                     : p.total();
+    opt = std::max(opt, optimizer_cost(c, system.chip, l.cores_per_chip, owned).time_ns);
+    if (s.dp_bytes[r] > out.dp_bytes_per_rank) {
+      out.dp_bytes_per_rank = s.dp_bytes[r];
+      out.dp_param_elements_per_rank = s.dp_elements[r];
+    }
+    out.dp_comm_ns = std::max(out.dp_comm_ns, s.dp_comm[r]);
+  }
+  size_t br = 0;  // the busiest pipeline rank
+  for (size_t r = 0; r < s.fwd.size(); ++r)
+    if (s.fwd[r] + s.bwd[r] > s.fwd[br] + s.bwd[br]) br = r;
+  const double passes = double(l.micro_batches) * v;
+  const double comm_in_passes = passes * (s.comm_fwd[br] + s.comm_bwd[br]);
+  out.step_ns = pt.makespan_ns + dp_exposed + gather + opt;
+  out.bubble_ns = pt.makespan_ns - pt.busy_ns;
+  out.compute_ns = pt.busy_ns - comm_in_passes;
+  out.exposed_comm_ns = comm_in_passes + dp_exposed + gather;
+  out.optimizer_ns = opt;
+  out.forward_ns = s.fwd[br] * v;
+  out.backward_ns = s.bwd[br] * v;
+  out.recompute_ns = s.recompute;
+  out.tp_comm_ns = s.tp, out.ep_comm_ns = s.ep, out.cp_comm_ns = s.cp;
+  out.pp_send_ns = c.pp > 1 ? p2p * 2 * passes : 0.0;
+  out.dp_exposed_ns = dp_exposed;
+  out.zero_gather_ns = gather;
+  out.bubble_fraction = pt.bubble_fraction;
+  const double tokens = double(c.global_batch) * c.seq;
+  out.model_flops = train_flops_per_token(model, c.seq) * tokens;
+  const double peak = system.chip.peak_tflops(c.dtype == "fp8" ? numerics::DType::F8E4M3 : numerics::DType::BF16)
+                          .value() * 1e12;
+  out.mfu = out.model_flops / (out.step_ns * 1e-9) / (double(l.chips) * peak);
+  out.params_total = x.stats.total;
+  out.fabric = fab.describe();
+  return out;
+}
+
+}  // namespace trnsim::workloads

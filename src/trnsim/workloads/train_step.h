@@ -1,0 +1,47 @@
+// One optimizer step of a training job: every pipeline rank runs its forward and backward passes
+// of the step's micro-batches in schedule order (pipeline_schedule.h), with tensor-parallel
+// collectives inside each pass (from the step-cost model), expert all-to-alls, context-parallel
+// K/V exchange and ZeRO-3 gathers where they cannot hide behind compute; then the data-parallel
+// gradient reduction (overlapped with the last backward), the optimizer and ZeRO's parameter
+// gather. The breakdown (compute, exposed communication, bubble, optimizer) sums to the step.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "trnsim/hw/chip_spec.h"
+#include "trnsim/workloads/train_comm.h"
+#include "trnsim/workloads/train_layer_cost.h"
+#include "trnsim/workloads/train_memory.h"
+
+namespace trnsim::workloads {
+
+struct TrainConditions {
+  double efa_oversubscription = 1.0;  // a node's EFA bandwidth / this (fat-tree taper)
+  double degraded_link = 1.0;         // the slowest node's EFA runs at this fraction
+  double straggler_slowdown = 1.0;    // the slowest chip's compute takes this many times longer
+};
+
+struct TrainStep {
+  TrainLayout layout;
+  double step_ns = 0;
+  // Breakdown of step_ns (sums to it).
+  double compute_ns = 0, exposed_comm_ns = 0, bubble_ns = 0, optimizer_ns = 0;
+  // Per micro-batch on the busiest pipeline rank.
+  double forward_ns = 0, backward_ns = 0, recompute_ns = 0;
+  // Communication: time of each kind per step (exposed or not) and the exposed share.
+  double tp_comm_ns = 0, pp_send_ns = 0, ep_comm_ns = 0, cp_comm_ns = 0;
+  double dp_comm_ns = 0, dp_exposed_ns = 0, zero_gather_ns = 0;
+  double dp_bytes_per_rank = 0;       // gradient reduction + ZeRO gathers, per step
+  double dp_param_elements_per_rank = 0;  // the same in parameter elements (ZeRO test)
+  double bubble_fraction = 0;
+  double model_flops = 0;             // per step: (6N + attention) x tokens
+  double mfu = 0;                     // model FLOPs / (step x chips x dense peak)
+  double params_total = 0;
+  MemoryUse memory;
+  std::string fabric;
+};
+
+TrainStep train_step(const ModelDesc& model, const TrainConfig& c, const hw::SystemSpec& system,
+                     const StepCostFactory& factory, const TrainConditions& conditions = {});
+
+}  // namespace trnsim::workloads
