@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import trnsim
@@ -142,3 +143,19 @@ def test_compile_options_are_refused_for_a_saved_program(tmp_path, opt):
     assert p.returncode == 0, p.stderr
     assert cli("run", str(tpg)).returncode == 0
     one_line_error(cli("run", str(tpg), *opt), str(tpg), opt[0], "does not apply to a saved program")
+
+
+def unary_model(op: str) -> bytes:
+    from onnx import TensorProto, helper
+    g = helper.make_graph([helper.make_node(op, ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+@pytest.mark.parametrize("op,ref", [("Relu", lambda x: np.maximum(x, 0)), ("Sign", np.sign)])
+def test_nan_propagates_through_relu_and_sign(op, ref):
+    # numpy (like onnxruntime, onnx.reference and PyTorch) keeps NaN; the simulator made it 0.
+    x = np.array([[np.nan, -1.0, 0.0], [2.0, np.nan, -np.inf]], np.float32)
+    y = trnsim.compile_onnx(unary_model(op)).run({"x": x})["y"]
+    np.testing.assert_array_equal(np.asarray(y).reshape(2, 3), ref(x))
