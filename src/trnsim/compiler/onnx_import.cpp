@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include "trnsim/common/checked.h"
 #include "trnsim/common/error.h"
+#include "trnsim/common/file_read.h"
 #include "trnsim/numerics/convert.h"
 
 namespace trnsim::compiler {
@@ -58,8 +61,14 @@ TensorInfo tensor_from_proto(const TensorProto& p, const std::string& where) {
   t.shape_known = true;
   if (p.data_location() == TensorProto::EXTERNAL)
     throw UnsupportedError(fmt::format("unsupported: external tensor data for '{}' ({})", p.name(), where));
+  // Checked (negative dims, overflow) before anything is sized from the shape; the values are
+  // then sized from the data the file holds, never from the shape it claims (a 10 GB shape
+  // with no data was a 10 GB reserve).
+  const int64_t want_values = checked_numel(t.shape, fmt::format("{}: tensor '{}'", where, p.name()));
   std::vector<double> v;
-  v.reserve(static_cast<size_t>(numel(t.shape)));
+  v.reserve(static_cast<size_t>(std::min<int64_t>(want_values, static_cast<int64_t>(p.raw_data().size()) +
+                                                                   p.float_data_size() + p.int64_data_size() +
+                                                                   p.int32_data_size() + p.double_data_size())));
   const std::string& raw = p.raw_data();
   const bool has_raw = p.has_raw_data();
   switch (p.data_type()) {
@@ -126,7 +135,7 @@ TensorInfo tensor_from_proto(const TensorProto& p, const std::string& where) {
     }
     default: break;
   }
-  if (static_cast<int64_t>(v.size()) != numel(t.shape))
+  if (static_cast<int64_t>(v.size()) != want_values)
     throw Error(fmt::format("{}: tensor '{}' has {} values for shape {}", where, p.name(), v.size(), shape_str(t.shape)));
   t.data = std::move(v);
   return t;
@@ -202,7 +211,11 @@ Graph convert(const onnx::ModelProto& m, const std::string& source) {
   Graph g;
   g.name = m.graph().name().empty() ? source : m.graph().name();
   for (const auto& os : m.opset_import()) {
-    if (os.domain().empty() || os.domain() == "ai.onnx") g.opset = static_cast<int>(os.version());
+    if (!os.domain().empty() && os.domain() != "ai.onnx") continue;
+    // The field is int64: range-checked before it narrows (2^40 + 17 was read as 17).
+    if (os.version() < 0 || os.version() > 1000)
+      throw UnsupportedError(fmt::format("unsupported: opset {} in '{}' (supported: {}..{})", os.version(), source, kMinOpset, kMaxKnownOpset));
+    g.opset = static_cast<int>(os.version());
   }
   if (g.opset == 0) g.opset = kMaxOpset;  // very old files omit it; read as current
   if (g.opset < kMinOpset || g.opset > kMaxKnownOpset)
@@ -211,6 +224,8 @@ Graph convert(const onnx::ModelProto& m, const std::string& source) {
   for (const auto& init : gp.initializer()) g.tensors[init.name()] = tensor_from_proto(init, fmt::format("initializer of '{}'", source));
   for (const auto& in : gp.input()) {
     if (g.tensors.count(in.name()) && g.tensors[in.name()].is_const()) continue;  // initializer listed as input
+    if (std::find(g.inputs.begin(), g.inputs.end(), in.name()) != g.inputs.end())
+      throw Error(fmt::format("'{}': graph input '{}' is listed twice", source, in.name()));
     add_value(g, in, "input", true);
     g.inputs.push_back(in.name());
   }
@@ -237,7 +252,14 @@ Graph convert(const onnx::ModelProto& m, const std::string& source) {
     n.inputs.assign(np.input().begin(), np.input().end());
     while (!n.inputs.empty() && n.inputs.back().empty()) n.inputs.pop_back();
     n.outputs.assign(np.output().begin(), np.output().end());
-    for (const auto& in : n.inputs)
+    if (std::all_of(n.outputs.begin(), n.outputs.end(), [](const std::string& o) { return o.empty(); }))
+      throw Error(fmt::format("'{}': node '{}' ({}) has no outputs", source, n.name, np.op_type()));
+    // ONNX graphs are single-assignment: an output may not redefine an initializer, a graph
+    // input or an earlier node's output (the redefinition silently replaced the constant).
+    for (const auto& out : n.outputs)
+      if (!out.empty() && g.tensors.count(out))
+        throw Error(fmt::format("'{}': node '{}' writes '{}', which an initializer, input or earlier node already defines",
+                                source, n.name, out));    for (const auto& in : n.inputs)
       if (!in.empty() && !g.tensors.count(in))
         throw Error(fmt::format("'{}': node '{}' reads '{}', which no earlier node or initializer defines", source, n.name, in));
     if (n.op == OpKind::Constant) {
@@ -271,11 +293,9 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& source) {
 }
 
 Graph import_onnx_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(fmt::format("cannot open ONNX model '{}'", path));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return import_onnx_bytes(ss.str(), path);
+  if (!std::ifstream(path, std::ios::binary)) throw Error(fmt::format("cannot open ONNX model '{}'", path));
+  // Bounded: /dev/zero or a FIFO is refused at protobuf's limit for one message.
+  return import_onnx_bytes(read_file_bounded(path, int64_t{2} << 30, "protobuf's limit for an ONNX model"), path);
 }
 
 }  // namespace trnsim::compiler
