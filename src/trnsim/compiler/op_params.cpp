@@ -255,11 +255,12 @@ Shape reshape_target(const Graph& g, const Node& n, const Shape& in) {
       if (i >= in.size()) throw ShapeError(fmt::format("node '{}': reshape copies axis {} that the input lacks", n.name, i));
       t[i] = in[i];
     }
+    if (t[i] < -1) throw ShapeError(fmt::format("node '{}': reshape to a negative dimension {}", n.name, t[i]));
     if (t[i] == -1) {
       if (infer >= 0) throw ShapeError(fmt::format("node '{}': reshape has two -1 entries", n.name));
       infer = static_cast<int64_t>(i);
     } else {
-      known *= t[i];
+      known = checked_mul(known, t[i], fmt::format("node '{}': reshape target", n.name));
     }
   }
   if (infer >= 0) {
