@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <set>
 
 #include "trnsim/common/error.h"
@@ -12,8 +13,20 @@ namespace trnsim::runtime {
 using compiler::Segment;
 
 LoadedModel::LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpec& chip) : model_(model), chip_(chip) {
-  for (const auto& [name, t] : model.graph.tensors)
-    if (t.is_const()) constants_[name] = std::vector<float>(t.data->begin(), t.data->end());
+  std::set<std::string> device_reads;  // what the chip reads holds fp32
+  for (const auto& seg : model.segments)
+    if (seg.kind == Segment::Kind::Kernel) device_reads.insert(seg.reads.begin(), seg.reads.end());
+  for (const auto& [name, t] : model.graph.tensors) {
+    if (!t.is_const()) continue;
+    // An integer past 2^24 is not exact in fp32: refused as an input of that size is, never
+    // silently rounded (16777217 became 16777216).
+    if (compiler::is_integral(t.type) && device_reads.count(name))
+      for (double v : *t.data)
+        if (std::fabs(v) > 16777216.0)
+          throw UnsupportedError(fmt::format("unsupported: constant '{}' holds the integer {}, beyond 2^24 (the chip holds it as fp32)",
+                                             name, v));
+    constants_[name] = std::vector<float>(t.data->begin(), t.data->end());
+  }
 }
 
 RunOutput LoadedModel::run(const std::map<std::string, std::vector<float>>& inputs, core::Mode mode, bool timeline) const {
