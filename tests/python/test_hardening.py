@@ -159,3 +159,66 @@ def test_nan_propagates_through_relu_and_sign(op, ref):
     x = np.array([[np.nan, -1.0, 0.0], [2.0, np.nan, -np.inf]], np.float32)
     y = trnsim.compile_onnx(unary_model(op)).run({"x": x})["y"]
     np.testing.assert_array_equal(np.asarray(y).reshape(2, 3), ref(x))
+
+
+def graph_model(nodes, inputs, outputs, inits=(), opset=17) -> bytes:
+    from onnx import helper
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+
+
+def vi(name, shape, elem=None):
+    from onnx import TensorProto, helper
+    return helper.make_tensor_value_info(name, elem or TensorProto.FLOAT, shape)
+
+
+def int_init(name, values, dims=None):
+    from onnx import TensorProto, helper
+    return helper.make_tensor(name, TensorProto.INT64, [len(values)] if dims is None else dims, values)
+
+
+def bad_models():
+    """Models each of which the issue found crashing, hanging or accepted; name -> (bytes, needle)."""
+    from onnx import TensorProto, helper
+    n = helper.make_node
+    s = vi("s", [])  # a rank-0 input
+    y = vi("y", None)
+    return {
+        "squeeze-rank0": (graph_model([n("Squeeze", ["s", "ax"], ["y"])], [s], [y], [int_init("ax", [0])]), "rank-0"),
+        "slice-rank0": (graph_model([n("Slice", ["s", "st", "en"], ["y"])], [s], [y],
+                                    [int_init("st", [0]), int_init("en", [1])]), "rank-0"),
+        "split-rank0": (graph_model([n("Split", ["s"], ["y", "z"])], [s], [y, vi("z", None)]), "rank-0"),
+        "pad-rank0": (graph_model([n("Pad", ["s", "p", "", "ax"], ["y"])], [s], [y],
+                                  [int_init("p", [1, 1]), int_init("ax", [0])]), "rank-0"),
+        "concat-rank0": (graph_model([n("Concat", ["s", "s"], ["y"], axis=0)], [s], [y]), "rank-0"),
+        "gather-elements-rank0": (graph_model([n("GatherElements", ["s", "i"], ["y"])], [s, vi("i", [], TensorProto.INT64)], [y]),
+                                  "rank-0"),
+        "split-negative": (graph_model([n("Split", ["x", "sp"], ["y", "z"])], [vi("x", [4])], [y, vi("z", None)],
+                                       [int_init("sp", [6, -2])]), "negative"),
+        "reshape-negative": (graph_model([n("Reshape", ["x", "sh"], ["y"])], [vi("x", [4])], [y], [int_init("sh", [-2, -2])]),
+                             "negative"),
+        "constant-of-shape-2^64": (graph_model([n("ConstantOfShape", ["sh"], ["y"])], [], [y],
+                                               [int_init("sh", [1 << 32, 1 << 32])]), "too large"),
+        "range-zero-delta": (graph_model([n("Range", ["a", "b", "d"], ["y"])], [], [y],
+                                         [int_init("a", [0], []), int_init("b", [10], []), int_init("d", [0], [])]), "delta"),
+        "opset-2^40+17": (relu_model((1 << 40) + 17), "opset"),
+        "output-redefines-initializer": (graph_model([n("Relu", ["x"], ["w"]), n("Add", ["x", "w"], ["y"])], [vi("x", [2])], [y],
+                                                     [helper.make_tensor("w", TensorProto.FLOAT, [2], [1, 2])]), "already defines"),
+        "duplicate-inputs": (graph_model([n("Relu", ["x"], ["y"])], [vi("x", [2]), vi("x", [2])], [y]), "twice"),
+        "average-pool-65536": (graph_model([n("AveragePool", ["x"], ["y"], kernel_shape=[1, 65536])], [vi("x", [1, 1, 1, 65536])],
+                                           [y]), "window"),
+        "int64-constant-2^24+1": (graph_model([n("Add", ["x", "c"], ["y"])], [vi("x", [1], TensorProto.INT64)],
+                                              [vi("y", [1], TensorProto.INT64)], [int_init("c", [(1 << 24) + 1])]), "2^24"),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(bad_models()))
+def test_bad_models_are_one_typed_error(name):
+    data, needle = bad_models()[name]
+    import onnx
+    m = onnx.load_from_string(data)
+    feeds = {i.name: np.zeros([d.dim_value for d in i.type.tensor_type.shape.dim],
+                              np.int64 if i.type.tensor_type.elem_type == onnx.TensorProto.INT64 else np.float32)
+             for i in m.graph.input}
+    with pytest.raises(trnsim.TrnsimError, match=needle.replace("^", r"\^")):
+        trnsim.compile_onnx(data).run(feeds)  # some compile at their first run: run to the error
