@@ -112,7 +112,7 @@ def test_python_errors_are_trnsim_errors(name):
     # Models whose C++ errors were std::out_of_range / std::length_error (raw IndexError and
     # ValueError in Python): whatever the compiler throws, Python sees a TrnsimError.
     with pytest.raises(trnsim.TrnsimError):
-        trnsim.compile_onnx((ROOT / "fuzz" / "pending" / "onnx" / name).read_bytes())
+        trnsim.compile_onnx((ROOT / "fuzz" / "regressions" / "onnx" / name).read_bytes())
     with pytest.raises(trnsim.TrnsimError):
         trnsim.compile_onnx(b"\x08\x07garbage that is not a model")
 
