@@ -159,8 +159,14 @@ AttrValue attr_value(const onnx::AttributeProto& a, const std::string& op, const
 TensorInfo constant_value(const Node& n) {
   TensorInfo t;
   t.shape_known = true;
+  // Each attribute's type is checked (a mutated file had a non-tensor `value`: bad_variant_access).
+  auto malformed = [&](const char* a, const char* want) {
+    return ShapeError(fmt::format("node '{}': Constant's attribute {} must be {}", n.name, a, want));
+  };
   if (auto it = n.attrs.find("value"); it != n.attrs.end()) {
-    t = std::get<TensorInfo>(it->second);
+    const auto* v = std::get_if<TensorInfo>(&it->second);
+    if (!v) throw malformed("value", "a tensor");
+    t = *v;
   } else if (n.has("value_float")) {
     t.type = ElemType::Float;
     t.data = std::vector<double>{n.f("value_float", 0)};
@@ -169,7 +175,9 @@ TensorInfo constant_value(const Node& n) {
     t.data = std::vector<double>{static_cast<double>(n.i("value_int", 0))};
   } else if (n.has("value_floats")) {
     t.type = ElemType::Float;
-    t.data = std::get<std::vector<double>>(n.attrs.at("value_floats"));
+    const auto* v = std::get_if<std::vector<double>>(&n.attrs.at("value_floats"));
+    if (!v) throw malformed("value_floats", "a list of floats");
+    t.data = *v;
     t.shape = {static_cast<int64_t>(t.data->size())};
   } else if (n.has("value_ints")) {
     t.type = ElemType::Int64;
