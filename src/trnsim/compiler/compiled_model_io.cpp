@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "trnsim/common/error.h"
+#include "trnsim/common/checked.h"
 #include "trnsim/common/file_read.h"
 #include "trnsim/common/json_text.h"
 #include "trnsim/common/limits.h"
@@ -259,6 +260,17 @@ void check_references(const CompiledModel& m, const std::string& source) {
     if (!m.graph.tensors.count(n))
       throw Error(fmt::format("{}: corrupt file: {} names tensor '{}' that the graph does not have", source, where, n));
   };
+  // Shapes drive host allocations at run time (inputs, outputs): checked and bounded here (a
+  // fuzzed file asked for 2^52 output values).
+  for (const auto& [n, shape] : m.shapes) {
+    int64_t count = 0;
+    try {
+      count = checked_numel(shape, fmt::format("{}: shape of '{}'", source, n));
+    } catch (const ShapeError& e) {
+      throw Error(fmt::format("corrupt file: {}", e.what()));
+    }
+    check_memory(4.0 * static_cast<double>(count), fmt::format("{}: tensor '{}' of shape {}", source, n, shape_str(shape)));
+  }
   for (const auto& n : m.inputs) { need(n, "the inputs"); if (!m.shapes.count(n)) throw Error(fmt::format("{}: corrupt file: input '{}' has no shape", source, n)); }
   for (const auto& n : m.outputs) { need(n, "the outputs"); if (!m.shapes.count(n)) throw Error(fmt::format("{}: corrupt file: output '{}' has no shape", source, n)); }
   for (const auto& s : m.segments) {

@@ -105,7 +105,9 @@ RunOutput LoadedModel::run(const std::map<std::string, std::vector<float>>& inpu
     for (const auto& o : model_.outputs) {
       out.outputs[o] = value(o);
       // An empty tensor is held as one element in HBM (a tensor needs at least one).
-      out.outputs[o].resize(static_cast<size_t>(compiler::numel(model_.shapes.at(o))));
+      // (only ever shrinks: the shape's count never exceeds what was computed)
+      const auto want = static_cast<size_t>(compiler::numel(model_.shapes.at(o)));
+      if (want < out.outputs[o].size()) out.outputs[o].resize(want);
     }
   r.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return out;
