@@ -17,6 +17,7 @@
 #include "trnsim/collectives/size_sweep.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/numerics/dtype.h"
+#include "trnsim/common/json_text.h"
 
 namespace nb = nanobind;
 using namespace trnsim;
@@ -52,7 +53,7 @@ std::string time_sizes(const std::string& op, int ranks, const std::string& syst
     for (int64_t s : sizes) runner.count_for(s);
     for (int64_t s : sizes) out.push_back(to_json(runner.time(s), sys.name, systems, o.dtype));
   }
-  return out.dump();
+  return json_text(out);
 }
 
 Out run(const std::string& op, In inputs, const std::string& system, const std::string& algorithm, int ranks_per_chip,

@@ -22,6 +22,7 @@
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/runtime/loaded_model.h"
 #include "trnsim/runtime/report_json.h"
+#include "trnsim/common/json_text.h"
 
 namespace nb = nanobind;
 using namespace trnsim;
@@ -95,8 +96,8 @@ std::map<std::string, std::tuple<std::vector<int64_t>, Out>> run(Compiled& c, co
     nb::gil_scoped_release release;
     r = c.loaded->run(in, timing ? core::Mode::Timing : core::Mode::Functional);
   }
-  c.last_report = runtime::report_json(r.report, c.model.shapes.empty() || c.model.inputs.empty() || c.model.shapes.at(c.model.inputs[0]).empty()
-                                                     ? 1 : c.model.shapes.at(c.model.inputs[0])[0]).dump();
+  c.last_report = trnsim::json_text(runtime::report_json(r.report, c.model.shapes.empty() || c.model.inputs.empty() || c.model.shapes.at(c.model.inputs[0]).empty()
+                                                     ? 1 : c.model.shapes.at(c.model.inputs[0])[0]));
   std::map<std::string, std::tuple<std::vector<int64_t>, Out>> out;
   for (auto& [n, v] : r.outputs) out.emplace(n, std::make_tuple(c.model.shapes.at(n), to_numpy(std::move(v))));
   return out;

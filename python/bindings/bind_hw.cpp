@@ -16,6 +16,7 @@
 #include "trnsim/hw/spec_json.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/hw/specs_report.h"
+#include "trnsim/common/json_text.h"
 
 namespace nb = nanobind;
 using namespace trnsim::hw;
@@ -29,18 +30,17 @@ void bind(nb::module_& parent) {
   m.def(
       "specs_json",
       [](const Names& chips, const Names& systems) {
-        return specs_json(select_specs(chips.value_or(std::vector<std::string>{}),
-                                       systems.value_or(std::vector<std::string>{})))
-            .dump();
+        return trnsim::json_text(specs_json(select_specs(chips.value_or(std::vector<std::string>{}),
+                                                         systems.value_or(std::vector<std::string>{}))));
       },
       nb::arg("chips") = nb::none(), nb::arg("systems") = nb::none(),
       "JSON of the named chips and systems (preset names or file paths); all presets if none named");
   m.def(
-      "load_chip_json", [](const std::string& name_or_path) { return to_json(load_chip(name_or_path)).dump(); },
+      "load_chip_json", [](const std::string& name_or_path) { return trnsim::json_text(to_json(load_chip(name_or_path))); },
       nb::arg("name_or_path"), "JSON of one chip, from a preset name or a YAML file");
   m.def(
       "load_system_json",
-      [](const std::string& name_or_path) { return to_json(load_system(name_or_path)).dump(); },
+      [](const std::string& name_or_path) { return trnsim::json_text(to_json(load_system(name_or_path))); },
       nb::arg("name_or_path"), "JSON of one system, from a preset name or a YAML file");
   m.def(
       "preset_names", [](const std::string& kind) {

@@ -24,6 +24,7 @@
 #include "trnsim/report/kernel_run.h"
 #include "trnsim/report/summary.h"
 #include "trnsim/report/trace.h"
+#include "trnsim/common/json_text.h"
 
 namespace nb = nanobind;
 using namespace trnsim;
@@ -101,7 +102,7 @@ std::tuple<std::string, Outputs> run_kernel(const std::string& name, const std::
   }
   nlohmann::json j = r.to_json();
   Outputs outs = outputs_of(r.program, r.result);
-  return {j.dump(), std::move(outs)};
+  return {json_text(j), std::move(outs)};
 }
 
 // ---- the builder. The C++ builder keeps a reference to its chip, so the Python object owns
@@ -182,14 +183,14 @@ std::tuple<std::string, Outputs> run_program(const PyProgram& p, const std::map<
     auto st = report::write_trace_file(trace, p.program, r, *p.chip);
     j["trace"] = {{"path", trace}, {"events", st.events}, {"bytes", st.bytes}};
   }
-  return {j.dump(), outputs_of(p.program, r)};
+  return {json_text(j), outputs_of(p.program, r)};
 }
 
 #define OPTS nb::arg("engine") = nb::none(), nb::arg("queue") = -1
 
 void bind(nb::module_& root) {
   nb::module_ m = root.def_submodule("kernels", "The kernel library, the kernel builder and the profiler");
-  m.def("registry_json", [] { return registry_json().dump(); }, "JSON list of the library kernels and their parameters");
+  m.def("registry_json", [] { return json_text(registry_json()); }, "JSON list of the library kernels and their parameters");
   m.def("run_kernel", &run_kernel, nb::arg("name"), nb::arg("chip"), nb::arg("params"), nb::arg("dtype"),
         nb::arg("mode"), nb::arg("trace"), nb::arg("seed"), nb::arg("inputs"),
         "Run a library kernel: (summary JSON, [(output name, shape, flat float32 array)])");

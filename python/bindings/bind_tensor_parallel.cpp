@@ -19,6 +19,7 @@
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/runtime/random_inputs.h"
 #include "trnsim/runtime/tensor_parallel_model.h"
+#include "trnsim/common/json_text.h"
 
 namespace nb = nanobind;
 using namespace trnsim;
@@ -64,7 +65,7 @@ std::tuple<Outputs, std::string> run(const nb::bytes& model, bool is_path, const
   }
   Outputs out;
   for (auto& [n, v] : r.outputs) out.emplace(n, std::make_tuple(out_shapes.at(n), to_numpy(std::move(v))));
-  return {std::move(out), runtime::tp_report_json(r.report).dump()};
+  return {std::move(out), json_text(runtime::tp_report_json(r.report))};
 }
 
 void bind(nb::module_& root) {

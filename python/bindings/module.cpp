@@ -3,6 +3,8 @@
 #include <nanobind/nanobind.h>
 
 #include <algorithm>
+#include <new>
+#include <string>
 
 #include "registry.h"
 #include "trnsim/common/error.h"
@@ -14,7 +16,27 @@ NB_MODULE(_core, m) {
   m.attr("__version__") = TRNSIM_VERSION;
   // trnsim errors surface as Python exceptions of matching names, subclasses of ValueError so
   // that callers who only know the standard library still catch them.
+  static PyObject* trnsim_error = nullptr;
+  // Any other C++ exception reaching Python is a TrnsimError too ("internal error: ..."), never
+  // a raw ValueError/IndexError/MemoryError from nanobind's defaults. Registered first, so it
+  // is tried after the typed translators below; nanobind's own exceptions pass through.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const nb::python_error&) {
+      throw;
+    } catch (const nb::builtin_exception&) {
+      throw;
+    } catch (const trnsim::Error&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      PyErr_SetString(trnsim_error, "out of host memory (std::bad_alloc): the input needs more memory than is available");
+    } catch (const std::exception& e) {
+      PyErr_SetString(trnsim_error, (std::string("internal error: ") + e.what()).c_str());
+    }
+  });
   auto base = nb::exception<trnsim::Error>(m, "TrnsimError", PyExc_ValueError);
+  trnsim_error = base.ptr();
   nb::exception<trnsim::ConfigError>(m, "ConfigError", base.ptr());
   nb::exception<trnsim::ShapeError>(m, "ShapeError", base.ptr());
   auto unsupported = nb::exception<trnsim::UnsupportedError>(m, "UnsupportedError", base.ptr());

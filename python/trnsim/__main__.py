@@ -19,7 +19,12 @@ def main(argv: list[str] | None = None) -> int:
     sweep_cli.add_arguments(sub.add_parser("sweep", help="run a sweep file's points as Ray tasks into Parquet"))
     args = parser.parse_args(argv)
     if args.command == "run":
-        return run_check.run(args)
+        try:
+            return run_check.run(args)
+        except Exception as e:  # a bug, not bad input: still one line, never a traceback (as the C++ CLI)
+            msg = " ".join(str(e).split())
+            print(f"trnsim: internal error: {type(e).__name__}: {msg}", file=sys.stderr)
+            return 3
     if args.command == "report":
         return report_cli.run(args)
     if args.command == "sweep":

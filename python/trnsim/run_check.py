@@ -239,14 +239,26 @@ def _jsonable(x: Any) -> Any:
     return x
 
 
+_MAX_MODEL_BYTES = 2 << 30  # protobuf's limit for one serialized message (an ONNX model)
+
+
+def _one_line(e: BaseException) -> str:
+    """An exception's message on one line (onnxruntime's span several)."""
+    return " ".join(str(e).split()) or type(e).__name__
+
+
 def run(args: argparse.Namespace) -> int:
     import zipfile
 
     import trnsim
     dims: dict[str, int] = {}
     try:  # bad files and options: one line and exit status 2, as the C++ command does
-        with open(args.model, "rb") as f:
-            model_bytes = f.read()
+        with open(args.model, "rb") as f:  # bounded: /dev/zero or a FIFO must not be read for ever
+            model_bytes = f.read(_MAX_MODEL_BYTES + 1)
+        if len(model_bytes) > _MAX_MODEL_BYTES:
+            print(f"error: {args.model}: larger than {_MAX_MODEL_BYTES} bytes, protobuf's limit for an ONNX model",
+                  file=sys.stderr)
+            return 2
         if args.inputs:
             with np.load(args.inputs) as z:
                 feeds = {k: z[k] for k in z.files}
@@ -288,6 +300,9 @@ def run(args: argparse.Namespace) -> int:
     except trnsim.TrnsimError as e:  # UnsupportedError and ShapeError derive from it
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
+    except ValueError as e:  # the model's inputs as read here (model_inputs, make_inputs)
+        print(f"error: {args.model}: {_one_line(e)}", file=sys.stderr)
+        return 2
     batch = next(iter(feeds.values())).shape[0] if feeds and next(iter(feeds.values())).ndim else 1
     result: dict[str, Any] = {
         "kind": "run",  # what `trnsim report` draws it as
@@ -304,7 +319,11 @@ def run(args: argparse.Namespace) -> int:
             print("note: --check needs --mode functional (timing mode computes no values)", file=sys.stderr)
         else:
             t0 = time.perf_counter()
-            ref = run_onnxruntime(model_bytes, feeds)
+            try:
+                ref = run_onnxruntime(model_bytes, feeds)
+            except Exception as e:  # onnxruntime's own errors (InvalidGraph, Fail, ...): the reference cannot run
+                print(f"error: {args.model}: onnxruntime cannot run the model for --check: {_one_line(e)}", file=sys.stderr)
+                return 2
             result["onnxruntime_wall_s"] = time.perf_counter() - t0
             checks = [compare(n, outs[n], ref[n], args.dtype) for n in ref]
             result["check"] = [asdict(c) for c in checks]

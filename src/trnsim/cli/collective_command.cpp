@@ -11,6 +11,7 @@
 #include "trnsim/collectives/size_sweep.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/numerics/dtype.h"
+#include "trnsim/common/json_text.h"
 
 namespace trnsim::cli {
 namespace {
@@ -42,7 +43,7 @@ int run(const Args& a) {
   if (a.json) {
     nlohmann::json out = nlohmann::json::array();
     for (auto& r : results) out.push_back(to_json(r, sys.name, a.systems, o.dtype));
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", json_text(out, 2));
     return 0;
   }
   fmt::print("# {} {} on {} ranks of {}{} ({}), dtype {}{}\n#   fabric: {}\n", name(o.op),

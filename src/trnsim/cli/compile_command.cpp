@@ -18,6 +18,7 @@
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/runtime/npz.h"
 #include "trnsim/runtime/value_specialisation.h"
+#include "trnsim/common/json_text.h"
 
 namespace trnsim::cli {
 namespace {
@@ -64,7 +65,7 @@ int compile_model(const CompileArgs& a) {
     j["io_bytes"] = cm.hbm.io_bytes;
     j["peak_activation_bytes"] = cm.hbm.peak_activation_bytes;
     j["specialized_inputs"] = sm.specialised;
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j, 2) << "\n";
     return 0;
   }
   fmt::print("compiled {} for {} (dtype {}) in {:.3f} s -> {} ({:.2f} MB)\n", a.model, cm.chip,

@@ -13,6 +13,7 @@
 #include "trnsim/common/error.h"
 #include "trnsim/kernels/registry.h"
 #include "trnsim/report/kernel_run.h"
+#include "trnsim/common/json_text.h"
 
 namespace trnsim::cli {
 namespace {
@@ -60,7 +61,7 @@ int run(KernelCli& c) {
 
   report::KernelRun r = report::run_kernel(c.run);
   if (c.json) {
-    std::cout << r.to_json().dump(2) << "\n";
+    std::cout << json_text(r.to_json(), 2) << "\n";
   } else {
     fmt::print("{}", report::format_table(r.summary));
     if (r.power_cap_w > 0)

@@ -3,7 +3,9 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
+#include <system_error>
 
 #include "trnsim/cli/command.h"
 #include "trnsim/cli/python_handoff.h"
@@ -15,6 +17,15 @@ std::vector<Command>& registry() {
   return commands;
 }
 }  // namespace trnsim::cli
+
+namespace {
+// CLI11 messages can span lines (e.g. "... not in {a, b}\n"); the promise is one line.
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace trnsim::cli;
@@ -32,14 +43,35 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // Any other parser error is a usage error: one line, exit 2 (CLI11's own codes are 100+).
+    fmt::print(stderr, "trnsim: error: {} (see trnsim --help)\n", one_line(e.what()));
+    return 2;
   } catch (const trnsim::Error& e) {
     fmt::print(stderr, "trnsim: error: {}\n", e.what());
     return 2;
   }
   try {
-    return chosen ? chosen() : 0;
+    const int rc = chosen ? chosen() : 0;
+    // Results go to stdout: a write that failed (a full disk, /dev/full) must not exit 0.
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout))
+      throw trnsim::Error("writing the output failed (disk full or closed pipe?)");
+    return rc;
+  } catch (const CLI::Error& e) {
+    fmt::print(stderr, "trnsim: error: {}\n", one_line(e.what()));
+    return 2;
+  } catch (const std::system_error& e) {
+    // An operating-system error surfacing from the output (fmt's "cannot write to file: No
+    // space left on device"): the environment, not a bug.
+    fmt::print(stderr, "trnsim: error: writing the output failed: {}\n", one_line(e.what()));
+    return 2;
   } catch (const trnsim::Error& e) {
     fmt::print(stderr, "trnsim: error: {}\n", e.what());
     return 2;

@@ -26,6 +26,7 @@
 #include "trnsim/compiler/compiled_model_io.h"
 #include "trnsim/runtime/npz.h"
 #include "trnsim/runtime/value_specialisation.h"
+#include "trnsim/common/json_text.h"
 
 namespace trnsim::cli {
 namespace {
@@ -41,6 +42,8 @@ struct RunArgs {
   CLI::Option* batch_option = nullptr;  // and an explicit --batch
   double clock_scale = 1, power_cap = 0;
   std::string power_cap_scope = "chip";
+  CLI::Option* dtype_option = nullptr;  // options that only compiling takes: refused for a .tpg
+  CLI::Option* cores_option = nullptr;
   std::string system;  // --tp: tensor-parallel over chips of this system (run_tensor_parallel.h)
   int tp = 0;
 };
@@ -128,6 +131,13 @@ int run_model(const RunArgs& a) {
   std::vector<std::string> specialised;
   compiler::CompiledModel cm;
   if (compiled_file) {
+    // A saved program was compiled with its dtype, shapes and cores: options that would
+    // change them cannot apply, and ignoring them silently would report another model.
+    for (auto [opt, name] : {std::pair{a.dtype_option, "--dtype"}, {a.batch_option, "--batch"}, {a.cores_option, "--cores"}})
+      if (opt && opt->count() > 0)
+        throw Error(fmt::format("{}: {} does not apply to a saved program (it was fixed when compiled): compile the .onnx again with it", a.model, name));
+    if (!a.dims.empty())
+      throw Error(fmt::format("{}: --dim does not apply to a saved program (its shapes were fixed when compiled)", a.model));
     cm = compiler::load_compiled(a.model, chip);
   } else {
     runtime::SpecialisedModel sm = runtime::compile_specialised(compiler::import_onnx_file(a.model), chip, opt, npz);
@@ -153,6 +163,8 @@ int run_model(const RunArgs& a) {
     std::ofstream f(a.trace);
     if (!f) throw Error("cannot write trace '" + a.trace + "'");
     runtime::write_timeline_trace(f, out.report);
+    f.close();
+    if (!f) throw Error("writing the trace '" + a.trace + "' failed (disk full?)");
   }
   if (a.json) {
     auto j = runtime::report_json(out.report, batch);
@@ -168,7 +180,7 @@ int run_model(const RunArgs& a) {
       const OutputStats st = output_stats(v);
       j["outputs"][n] = {{"shape", cm.shapes.at(n)}, {"mean", st.mean}, {"max_abs", st.max_abs}};
     }
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j, 2) << "\n";
     return 0;
   }
   fmt::print("model {} ({} nodes after compilation, dtype {})\n", a.model, cm.graph.nodes.size(), compiler::policy_name(cm.policy));
@@ -189,9 +201,9 @@ Register reg{{"run",
                 auto a = std::make_shared<RunArgs>();
                 app.add_option("model", a->model, "ONNX model file, or a program saved by `trnsim compile -o`")->required();
                 a->chip_option = app.add_option("--chip", a->chip, "chip preset (trn1, inf2, trn2, trn3) or a YAML file")->capture_default_str();
-                app.add_option("--dtype", a->dtype, "dtype policy: fp32, bf16 (bf16 matmul inputs, fp32 accumulation), fp8")->capture_default_str();
+                a->dtype_option = app.add_option("--dtype", a->dtype, "dtype policy: fp32, bf16 (bf16 matmul inputs, fp32 accumulation), fp8")->capture_default_str();
                 a->batch_option = app.add_option("--batch", a->batch, "size of symbolic leading (batch) axes")->capture_default_str();
-                app.add_option("--cores", a->cores, "NeuronCores to split each node's work across (0: all of the chip's)")->capture_default_str();
+                a->cores_option = app.add_option("--cores", a->cores, "NeuronCores to split each node's work across (0: all of the chip's)")->capture_default_str();
                 app.add_option("--dim", a->dims, "size of another symbolic axis, NAME=SIZE (repeatable)");
                 app.add_option("--inputs", a->inputs, "inputs as .npz (np.savez / np.savez_compressed), arrays named after the model's inputs");
                 app.add_option("--seed", a->seed, "seed of the random inputs")->capture_default_str();

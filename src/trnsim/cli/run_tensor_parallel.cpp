@@ -14,6 +14,7 @@
 #include "trnsim/runtime/npz.h"
 #include "trnsim/runtime/random_inputs.h"
 #include "trnsim/runtime/tensor_parallel_model.h"
+#include "trnsim/common/json_text.h"
 
 namespace trnsim::cli {
 
@@ -45,6 +46,8 @@ int run_tensor_parallel(const TensorParallelArgs& a) {
     std::ofstream f(a.trace);
     if (!f) throw Error("cannot write trace '" + a.trace + "'");
     runtime::write_tp_trace(f, out.report);
+    f.close();
+    if (!f) throw Error("writing the trace '" + a.trace + "' failed (disk full?)");
   }
   const auto& shapes = m.single_chip().shapes;
   if (a.json) {
@@ -55,7 +58,7 @@ int run_tensor_parallel(const TensorParallelArgs& a) {
       for (float x : v) sum += x, amax = std::max(amax, std::fabs(static_cast<double>(x)));
       j["outputs"][n] = {{"shape", shapes.at(n)}, {"mean", v.empty() ? 0.0 : sum / static_cast<double>(v.size())}, {"max_abs", amax}};
     }
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j, 2) << "\n";
     return 0;
   }
   fmt::print("model {} split over {} chips\n", a.model, a.tp);

@@ -9,6 +9,7 @@
 #include "trnsim/hw/gpu_spec.h"
 #include "trnsim/hw/preset_registry.h"
 #include "trnsim/hw/specs_report.h"
+#include "trnsim/common/json_text.h"
 
 namespace trnsim::cli {
 namespace {
@@ -145,7 +146,7 @@ Register reg{{"specs",
                   }
                   auto sel = hw::select_specs(opt->chips, opt->systems);
                   if (opt->json) {
-                    fmt::print("{}\n", hw::specs_json(sel).dump(2));
+                    fmt::print("{}\n", json_text(hw::specs_json(sel), 2));
                     return 0;
                   }
                   if (!sel.chips.empty()) print_chips(sel.chips);

@@ -18,6 +18,10 @@ TimedChoice choose_and_time(const CollectiveJob& job, ScheduleTimer& timer, cons
       throw UnsupportedError(fmt::format("{} on {} ranks moves {} transfers per step, more than trnsim times ({}); "
                                          "use fewer ranks (for all-reduce: hierarchical)",
                                          name, job.ranks(), transfers_per_step(*schedule), kMaxTransfersPerStep));
+    if (schedule->transfers() > kMaxTransfers)
+      throw UnsupportedError(fmt::format("{} on {} ranks moves {} transfers, more than trnsim times ({}); "
+                                         "use fewer ranks or a hierarchical algorithm",
+                                         name, job.ranks(), schedule->transfers(), kMaxTransfers));
     return {&a, timer.time(*schedule)};
   }
   TimedChoice best;

@@ -19,6 +19,10 @@ inline constexpr int64_t kAutoTransferBudget = 40'000'000;
 // all-to-all on 8,192+ ranks) the job is refused with a pointer to the hierarchical algorithms.
 inline constexpr int64_t kMaxTransfersPerStep = int64_t(1) << 25;
 
+// A named algorithm is timed whatever its size, up to this many transfers in all (a ring on
+// 10^7 ranks has 2 x 10^14 and would run for days): beyond, refused up front with the count.
+inline constexpr int64_t kMaxTransfers = 2'000'000'000;
+
 struct TimedChoice {
   const ICollectiveAlgorithm* algorithm = nullptr;
   ScheduleTiming timing;

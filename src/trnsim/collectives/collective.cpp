@@ -17,6 +17,8 @@ CollectiveRunner::CollectiveRunner(const hw::SystemSpec& sys, const CollectiveOp
                                        di.name));
   elem_bytes_ = di.bits / 8;
   static_power_w_ = sys.chip.energy.modelled ? sys.chip.energy.static_power.value() * sys.chip.energy.voltage_scale : -1;
+  // (a spec built in code may leave the HBM out: then 1 PiB, still far from overflow)
+  hbm_bytes_ = sys.chip.hbm.capacity.value() >= 1 ? static_cast<int64_t>(sys.chip.hbm.capacity.value()) : int64_t{1} << 50;
   const int rpc = o.ranks_per_chip > 0 ? o.ranks_per_chip : sys.chip.neuron_cores;
   costs_ = collective_costs(sys, o.dtype, rpc, o.launch);
   fabric::FabricOptions fo;
@@ -35,6 +37,10 @@ CollectiveRunner::CollectiveRunner(const hw::SystemSpec& sys, const CollectiveOp
 int64_t CollectiveRunner::count_for(int64_t size) const {
   const int n = fabric_->ranks();
   if (size <= 0) throw ShapeError(fmt::format("size {} B must be positive", size));
+  // A rank's buffer lives in its chip's HBM; bounding it there also keeps every byte count
+  // and duration below (sizes x ranks, picoseconds) far from int64 overflow.
+  if (size > hbm_bytes_)
+    throw ShapeError(fmt::format("size {} B is larger than one chip's HBM ({} B), where a rank's buffer lives", size, hbm_bytes_));
   if (size % elem_bytes_)
     throw ShapeError(fmt::format("size {} B is not a whole number of {} elements ({} B each)", size,
                                  numerics::name(opt_.dtype), elem_bytes_));

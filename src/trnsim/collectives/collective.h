@@ -64,6 +64,7 @@ class CollectiveRunner {
   CollectiveOptions opt_;
   int elem_bytes_;
   double static_power_w_ = -1;  // per chip; < 0: no energy model
+  int64_t hbm_bytes_ = 0;  // one chip's HBM: no rank's buffer is larger
   CollectiveCosts costs_;
   std::unique_ptr<fabric::Fabric> fabric_;
   std::unique_ptr<ScheduleTimer> timer_;

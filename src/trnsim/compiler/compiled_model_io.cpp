@@ -7,6 +7,10 @@
 #include <iterator>
 
 #include "trnsim/common/error.h"
+#include "trnsim/common/checked.h"
+#include "trnsim/common/file_read.h"
+#include "trnsim/common/json_text.h"
+#include "trnsim/common/limits.h"
 #include "trnsim/hw/spec_json.h"
 #include "trnsim/isa/program_io.h"
 #include "trnsim/isa/validate.h"
@@ -256,6 +260,17 @@ void check_references(const CompiledModel& m, const std::string& source) {
     if (!m.graph.tensors.count(n))
       throw Error(fmt::format("{}: corrupt file: {} names tensor '{}' that the graph does not have", source, where, n));
   };
+  // Shapes drive host allocations at run time (inputs, outputs): checked and bounded here (a
+  // fuzzed file asked for 2^52 output values).
+  for (const auto& [n, shape] : m.shapes) {
+    int64_t count = 0;
+    try {
+      count = checked_numel(shape, fmt::format("{}: shape of '{}'", source, n));
+    } catch (const ShapeError& e) {
+      throw Error(fmt::format("corrupt file: {}", e.what()));
+    }
+    check_memory(4.0 * static_cast<double>(count), fmt::format("{}: tensor '{}' of shape {}", source, n, shape_str(shape)));
+  }
   for (const auto& n : m.inputs) { need(n, "the inputs"); if (!m.shapes.count(n)) throw Error(fmt::format("{}: corrupt file: input '{}' has no shape", source, n)); }
   for (const auto& n : m.outputs) { need(n, "the outputs"); if (!m.shapes.count(n)) throw Error(fmt::format("{}: corrupt file: output '{}' has no shape", source, n)); }
   for (const auto& s : m.segments) {
@@ -281,10 +296,10 @@ CompiledHeader read_header(BinaryReader& r) {
   return h;
 }
 
+// A saved program holds the model's constants: bounded by the host memory limit, so that
+// /dev/zero or a huge file is refused before it is read whole.
 std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(fmt::format("{}: cannot read the file", path));
-  return std::string(std::istreambuf_iterator<char>(f), {});
+  return read_file_bounded(path, memory_limit_bytes(), fmt::format("the host memory limit; set {} to raise it", kMemoryLimitVariable));
 }
 
 }  // namespace
@@ -292,7 +307,7 @@ std::string read_file(const std::string& path) {
 uint64_t chip_spec_hash(const hw::ChipSpec& chip) {
   nlohmann::json j = hw::to_json(chip);
   j.erase("source");
-  return fnv1a(j.dump());
+  return fnv1a(json_text(j));
 }
 
 std::string serialize_compiled(const CompiledModel& model, const hw::ChipSpec& chip) {

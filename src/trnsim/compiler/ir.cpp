@@ -6,6 +6,7 @@
 #include <set>
 
 #include "trnsim/common/error.h"
+#include "trnsim/common/checked.h"
 
 namespace trnsim::compiler {
 
@@ -45,8 +46,8 @@ numerics::DType narrow_dtype(ElemType t) {
 }
 
 int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (auto d : s) n *= d;
+  int64_t n = 1;  // checked: a crafted shape is a "shape too large" error, not a wrapped count
+  for (auto d : s) n = checked_mul(n, d, "shape " + shape_str(s));
   return n;
 }
 

@@ -1,5 +1,7 @@
 #include "trnsim/compiler/lower_elementwise.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -190,8 +192,14 @@ void elementwise_kernel(LowerCtx& ctx, const SView& out, const std::vector<SView
   for (size_t i = 0; i < ins.size(); ++i) {
     const auto& t = ctx.g.tensor(ins[i].tensor);
     if (!t.is_const() || t.data->size() != 1) continue;
+    const double v = (*t.data)[0];
+    // The chip holds it as fp32: an integer past 2^24 would be rounded (16777217 -> 16777216),
+    // so it is refused as an input of that size is.
+    if (is_integral(t.type) && std::fabs(v) > 16777216.0)
+      throw UnsupportedError(fmt::format("unsupported: constant '{}' holds the integer {}, beyond 2^24 (the chip holds it as fp32) at node '{}'",
+                                         ins[i].tensor, v, ctx.n.name));
     filled[i] = kb.sbuf_tile({128, w}, DType::F32, ctx.n.name + ".const");
-    kb.memset(*filled[i], static_cast<float>((*t.data)[0]));
+    kb.memset(*filled[i], static_cast<float>(v));
   }
   for (int64_t pi = first; pi < last; ++pi) {
     const int64_t o = pieces[static_cast<size_t>(pi)].o;

@@ -16,7 +16,9 @@
 #include <optional>
 #include <string_view>
 
+#include "trnsim/common/checked.h"
 #include "trnsim/common/error.h"
+#include "trnsim/common/file_read.h"
 #include "trnsim/numerics/convert.h"
 
 namespace trnsim::compiler {
@@ -137,10 +139,15 @@ TensorInfo tensor_from_proto(const TensorProto& p, const std::string& where, con
                                          "from its file, next to its data", p.name(), where));
     ext.emplace(p, *model_dir, where);
   }
-  std::vector<double> v;
-  v.reserve(static_cast<size_t>(numel(t.shape)));
+  // Checked (negative dims, overflow) before anything is sized from the shape; the values are
+  // then sized from the data the file holds, never from the shape it claims (a 10 GB shape
+  // with no data was a 10 GB reserve).
+  const int64_t want_values = checked_numel(t.shape, fmt::format("{}: tensor '{}'", where, p.name()));
   const std::string_view raw = ext ? ext->bytes() : std::string_view(p.raw_data());
   const bool has_raw = ext || p.has_raw_data();
+  std::vector<double> v;
+  v.reserve(static_cast<size_t>(std::min<int64_t>(want_values, static_cast<int64_t>(raw.size()) + p.float_data_size() +
+                                                                   p.int64_data_size() + p.int32_data_size() + p.double_data_size())));
   switch (p.data_type()) {
     case TensorProto::FLOAT:
       if (has_raw) append_raw<float>(raw, v); else for (float x : p.float_data()) v.push_back(x);
@@ -205,7 +212,7 @@ TensorInfo tensor_from_proto(const TensorProto& p, const std::string& where, con
     }
     default: break;
   }
-  if (static_cast<int64_t>(v.size()) != numel(t.shape))
+  if (static_cast<int64_t>(v.size()) != want_values)
     throw Error(fmt::format("{}: tensor '{}' has {} values for shape {}", where, p.name(), v.size(), shape_str(t.shape)));
   t.data = std::move(v);
   return t;
@@ -229,8 +236,14 @@ AttrValue attr_value(const onnx::AttributeProto& a, const std::string& op, const
 TensorInfo constant_value(const Node& n) {
   TensorInfo t;
   t.shape_known = true;
+  // Each attribute's type is checked (a mutated file had a non-tensor `value`: bad_variant_access).
+  auto malformed = [&](const char* a, const char* want) {
+    return ShapeError(fmt::format("node '{}': Constant's attribute {} must be {}", n.name, a, want));
+  };
   if (auto it = n.attrs.find("value"); it != n.attrs.end()) {
-    t = std::get<TensorInfo>(it->second);
+    const auto* v = std::get_if<TensorInfo>(&it->second);
+    if (!v) throw malformed("value", "a tensor");
+    t = *v;
   } else if (n.has("value_float")) {
     t.type = ElemType::Float;
     t.data = std::vector<double>{n.f("value_float", 0)};
@@ -239,7 +252,9 @@ TensorInfo constant_value(const Node& n) {
     t.data = std::vector<double>{static_cast<double>(n.i("value_int", 0))};
   } else if (n.has("value_floats")) {
     t.type = ElemType::Float;
-    t.data = std::get<std::vector<double>>(n.attrs.at("value_floats"));
+    const auto* v = std::get_if<std::vector<double>>(&n.attrs.at("value_floats"));
+    if (!v) throw malformed("value_floats", "a list of floats");
+    t.data = *v;
     t.shape = {static_cast<int64_t>(t.data->size())};
   } else if (n.has("value_ints")) {
     t.type = ElemType::Int64;
@@ -281,7 +296,11 @@ Graph convert(const onnx::ModelProto& m, const std::string& source, const std::f
   Graph g;
   g.name = m.graph().name().empty() ? source : m.graph().name();
   for (const auto& os : m.opset_import()) {
-    if (os.domain().empty() || os.domain() == "ai.onnx") g.opset = static_cast<int>(os.version());
+    if (!os.domain().empty() && os.domain() != "ai.onnx") continue;
+    // The field is int64: range-checked before it narrows (2^40 + 17 was read as 17).
+    if (os.version() < 0 || os.version() > 1000)
+      throw UnsupportedError(fmt::format("unsupported: opset {} in '{}' (supported: {}..{})", os.version(), source, kMinOpset, kMaxKnownOpset));
+    g.opset = static_cast<int>(os.version());
   }
   if (g.opset == 0) g.opset = kMaxOpset;  // very old files omit it; read as current
   if (g.opset < kMinOpset || g.opset > kMaxKnownOpset)
@@ -290,6 +309,8 @@ Graph convert(const onnx::ModelProto& m, const std::string& source, const std::f
   for (const auto& init : gp.initializer()) g.tensors[init.name()] = tensor_from_proto(init, fmt::format("initializer of '{}'", source), model_dir);
   for (const auto& in : gp.input()) {
     if (g.tensors.count(in.name()) && g.tensors[in.name()].is_const()) continue;  // initializer listed as input
+    if (std::find(g.inputs.begin(), g.inputs.end(), in.name()) != g.inputs.end())
+      throw Error(fmt::format("'{}': graph input '{}' is listed twice", source, in.name()));
     add_value(g, in, "input", true);
     g.inputs.push_back(in.name());
   }
@@ -316,7 +337,14 @@ Graph convert(const onnx::ModelProto& m, const std::string& source, const std::f
     n.inputs.assign(np.input().begin(), np.input().end());
     while (!n.inputs.empty() && n.inputs.back().empty()) n.inputs.pop_back();
     n.outputs.assign(np.output().begin(), np.output().end());
-    for (const auto& in : n.inputs)
+    if (std::all_of(n.outputs.begin(), n.outputs.end(), [](const std::string& o) { return o.empty(); }))
+      throw Error(fmt::format("'{}': node '{}' ({}) has no outputs", source, n.name, np.op_type()));
+    // ONNX graphs are single-assignment: an output may not redefine an initializer, a graph
+    // input or an earlier node's output (the redefinition silently replaced the constant).
+    for (const auto& out : n.outputs)
+      if (!out.empty() && g.tensors.count(out))
+        throw Error(fmt::format("'{}': node '{}' writes '{}', which an initializer, input or earlier node already defines",
+                                source, n.name, out));    for (const auto& in : n.inputs)
       if (!in.empty() && !g.tensors.count(in))
         throw Error(fmt::format("'{}': node '{}' reads '{}', which no earlier node or initializer defines", source, n.name, in));
     if (n.op == OpKind::Constant) {
@@ -356,12 +384,11 @@ onnx::ModelProto parse(const std::string& bytes, const std::string& source) {
 Graph import_onnx_bytes(const std::string& bytes, const std::string& source) { return convert(parse(bytes, source), source, nullptr); }
 
 Graph import_onnx_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(fmt::format("cannot open ONNX model '{}'", path));
-  std::stringstream ss;
-  ss << f.rdbuf();
+  if (!std::ifstream(path, std::ios::binary)) throw Error(fmt::format("cannot open ONNX model '{}'", path));
+  // Bounded: /dev/zero or a FIFO is refused at protobuf's limit for one message.
+  const std::string bytes = read_file_bounded(path, int64_t{2} << 30, "protobuf's limit for an ONNX model");
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  return convert(parse(ss.str(), path), path, &dir);
+  return convert(parse(bytes, path), path, &dir);
 }
 
 }  // namespace trnsim::compiler

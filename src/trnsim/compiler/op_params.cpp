@@ -5,9 +5,21 @@
 #include <algorithm>
 #include <limits>
 
+#include "trnsim/common/checked.h"
 #include "trnsim/common/error.h"
+#include "trnsim/compiler/op_table.h"
 
 namespace trnsim::compiler {
+
+namespace {
+// An axis of `in`, which must have one: a rank-0 tensor (a scalar) has no axis to name.
+int64_t axis_of(int64_t axis, int64_t rank, const Node& n) {
+  if (rank == 0)
+    throw ShapeError(fmt::format("node '{}': {} names axis {} of a rank-0 tensor (a scalar has no axes)", n.name,
+                                 op_name(n.op), axis));
+  return normalize_axis(axis, rank, n.name);
+}
+}  // namespace
 
 const std::vector<double>& const_values(const Graph& g, const Node& n, size_t input) {
   const std::string& name = n.inputs.at(input);
@@ -89,7 +101,7 @@ std::vector<SliceRange> slice_ranges(const Graph& g, const Node& n, const Shape&
   std::vector<SliceRange> r(in.size());
   for (size_t i = 0; i < in.size(); ++i) r[i] = {0, 1, in[i]};
   for (size_t i = 0; i < starts.size(); ++i) {
-    int64_t a = normalize_axis(axes[i], rank, n.name);
+    int64_t a = axis_of(axes[i], rank, n);
     if (steps[i] == 0) throw ShapeError(fmt::format("node '{}': slice step 0", n.name));
     r[a] = slice_range(starts[i], ends[i], steps[i], in[a]);
   }
@@ -111,7 +123,7 @@ std::vector<int64_t> squeeze_axes(const Graph& g, const Node& n, const Shape& in
     for (size_t i = 0; i < in.size(); ++i)
       if (in[i] == 1) axes.push_back(static_cast<int64_t>(i));
   for (auto& a : axes) {
-    a = normalize_axis(a, static_cast<int64_t>(in.size()), n.name);
+    a = axis_of(a, static_cast<int64_t>(in.size()), n);
     if (in[a] != 1) throw ShapeError(fmt::format("node '{}': squeezed axis {} has size {}", n.name, a, in[a]));
   }
   std::sort(axes.begin(), axes.end());
@@ -134,7 +146,7 @@ PadParams pad_params(const Graph& g, const Node& n, int64_t rank) {
   p.begin.assign(rank, 0);
   p.end.assign(rank, 0);
   for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t a = normalize_axis(axes[i], rank, n.name);
+    int64_t a = axis_of(axes[i], rank, n);
     p.begin[a] = pads[i];
     p.end[a] = pads[i + axes.size()];
     if (p.begin[a] < 0 || p.end[a] < 0)
@@ -165,6 +177,7 @@ int64_t pad_source(const std::string& mode, int64_t j, int64_t size) {
 }
 
 std::vector<int64_t> split_sizes(const Graph& g, const Node& n, const Shape& in, int64_t axis) {
+  axis_of(axis, static_cast<int64_t>(in.size()), n);
   std::vector<int64_t> s;
   if (n.has("split")) s = n.ints("split");
   else if (n.inputs.size() > 1 && !n.inputs[1].empty()) s = const_ints(g, n, 1);
@@ -174,7 +187,10 @@ std::vector<int64_t> split_sizes(const Graph& g, const Node& n, const Shape& in,
     for (int64_t i = 0, left = in[axis]; i < parts; ++i, left -= each) s.push_back(std::min(each, left));
   }
   int64_t total = 0;
-  for (auto v : s) total += v;
+  for (auto v : s) {
+    if (v < 0) throw ShapeError(fmt::format("node '{}': split size {} is negative", n.name, v));
+    total = checked_add(total, v, fmt::format("node '{}': split sizes", n.name));
+  }
   if (total != in[axis] || static_cast<int64_t>(s.size()) != parts)
     throw ShapeError(fmt::format("node '{}': split sizes do not add up to axis size {}", n.name, in[axis]));
   return s;
@@ -239,11 +255,12 @@ Shape reshape_target(const Graph& g, const Node& n, const Shape& in) {
       if (i >= in.size()) throw ShapeError(fmt::format("node '{}': reshape copies axis {} that the input lacks", n.name, i));
       t[i] = in[i];
     }
+    if (t[i] < -1) throw ShapeError(fmt::format("node '{}': reshape to a negative dimension {}", n.name, t[i]));
     if (t[i] == -1) {
       if (infer >= 0) throw ShapeError(fmt::format("node '{}': reshape has two -1 entries", n.name));
       infer = static_cast<int64_t>(i);
     } else {
-      known *= t[i];
+      known = checked_mul(known, t[i], fmt::format("node '{}': reshape target", n.name));
     }
   }
   if (infer >= 0) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "trnsim/common/error.h"
+#include "trnsim/common/checked.h"
 
 namespace trnsim::compiler {
 
@@ -23,7 +24,7 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const std::string& node) 
 
 std::vector<int64_t> row_major_strides(const Shape& s) {
   std::vector<int64_t> st(s.size(), 1);
-  for (int i = static_cast<int>(s.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
+  for (int i = static_cast<int>(s.size()) - 2; i >= 0; --i) st[i] = checked_mul(st[i + 1], s[i + 1], "strides of a shape");
   return st;
 }
 

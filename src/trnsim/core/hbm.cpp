@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "trnsim/common/error.h"
+#include "trnsim/common/limits.h"
 #include "trnsim/core/buffer_pool.h"
 
 namespace trnsim::core {
@@ -27,6 +28,10 @@ Hbm::Hbm(const isa::Program& program, bool functional,
          const std::map<std::string, std::span<const float>>& inputs)
     : program_(program) {
   if (!functional) return;
+  double total = 0;
+  for (const auto& t : program.tensors) total += static_cast<double>(t.bytes());
+  check_memory(total, fmt::format("functional run of '{}' ({} HBM tensors)", program.name, program.tensors.size()),
+               "the timing-only mode (--timing-only) needs none of it");
   data_.resize(program.tensors.size());
   for (uint32_t i = 0; i < program.tensors.size(); ++i) {
     const auto& t = program.tensors[i];

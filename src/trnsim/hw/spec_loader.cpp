@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "trnsim/common/error.h"
+#include "trnsim/common/file_read.h"
 #include "trnsim/hw/preset_registry.h"
 
 namespace trnsim::hw {
@@ -40,11 +41,8 @@ std::string read_config_file(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw ConfigError(fmt::format("{}: cannot read: is a directory", path.string()));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(fmt::format("{}: cannot read: {}", path.string(), std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  // A spec is a few KiB; 16 MiB bounds /dev/zero or a wrong file named by mistake.
+  return read_file_bounded<ConfigError>(path.string(), int64_t{16} << 20, "a chip or system YAML is a few KiB");
 }
 
 ChipSpec load_chip(std::string_view name_or_path) {

@@ -76,7 +76,11 @@ YamlMap::YamlMap(const YAML::Node& node, std::string source, std::string path,
     : node_(node), source_(std::move(source)), path_(std::move(path)), keys_(std::move(keys)),
       any_keys_(any_keys) {
   if (!node_.IsDefined() || !node_.IsMap()) {
-    std::string what = path_.empty() ? "(top level)" : path_;
+    // A whole file that is not a mapping is not a spec at all (a system's `chip:` can name any
+    // path): say so without echoing its content.
+    if (path_.empty())
+      throw ConfigError(fmt::format("{}: not a spec: expected a mapping of keys to values at the top level", source_));
+    std::string what = path_;
     throw ConfigError(fmt::format("{}: {}: expected a mapping of keys to values, got '{}'",
                                   where(source_, node_), what, show(node_)));
   }

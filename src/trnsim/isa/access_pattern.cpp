@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "trnsim/common/checked.h"
 #include "trnsim/common/error.h"
 
 namespace trnsim::isa {
@@ -42,19 +43,23 @@ int64_t AccessPattern::contiguous_run() const {
   return run;
 }
 
+// Checked arithmetic: a pattern from a file whose extent overflows int64 is a ShapeError, so a
+// wrapped extent can never pass a bounds check (isa/validate.cpp).
 std::pair<int64_t, int64_t> AccessPattern::byte_extent() const {
+  const char* what = "access pattern extent";
   int64_t lo = 0, hi = 0;  // element offsets relative to `offset`
-  for (int d = 0; d < ndims; ++d) {
-    int64_t span = static_cast<int64_t>(dims[d].stride) * (dims[d].count - 1);
-    if (span < 0) lo += span; else hi += span;
-  }
-  if (space == Space::HBM && partitions > 1) {
-    int64_t span = partition_stride * (partitions - 1);
-    if (span < 0) lo += span; else hi += span;
-  }
-  int eb = element_bytes();
-  return {offset + lo * eb, offset + (hi + 1) * eb};
+  auto add_span = [&](int64_t stride, int64_t count) {
+    const int64_t span = checked_mul(stride, count - 1, what);
+    if (span < 0) lo = checked_add(lo, span, what); else hi = checked_add(hi, span, what);
+  };
+  for (int d = 0; d < std::min<int>(ndims, kMaxFreeDims); ++d)
+    if (dims[d].count > 0) add_span(dims[d].stride, dims[d].count);
+  if (space == Space::HBM && partitions > 1) add_span(partition_stride, partitions);
+  const int eb = element_bytes();
+  return {checked_add(offset, checked_mul(lo, eb, what), what),
+          checked_add(offset, checked_mul(checked_add(hi, 1, what), eb, what), what)};
 }
+
 
 AccessPattern AccessPattern::with_partitions(int start, int count) const {
   AccessPattern a = *this;

@@ -47,7 +47,7 @@ float act_apply(ActFunc f, float x) {
     case ActFunc::Log: return std::log(x);
     case ActFunc::Tanh: return std::tanh(x);
     case ActFunc::Sigmoid: return 1.0f / (1.0f + std::exp(-x));
-    case ActFunc::Relu: return x > 0 ? x : 0.0f;
+    case ActFunc::Relu: return x > 0 || std::isnan(x) ? x : 0.0f;  // NaN propagates (IEEE, ONNX)
     case ActFunc::Gelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
     case ActFunc::GeluTanh:
       return 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
@@ -58,7 +58,7 @@ float act_apply(ActFunc f, float x) {
     case ActFunc::Square: return x * x;
     case ActFunc::Reciprocal: return 1.0f / x;
     case ActFunc::Abs: return std::fabs(x);
-    case ActFunc::Sign: return x > 0 ? 1.0f : (x < 0 ? -1.0f : 0.0f);
+    case ActFunc::Sign: return std::isnan(x) ? x : x > 0 ? 1.0f : (x < 0 ? -1.0f : 0.0f);
     case ActFunc::Sin: return std::sin(x);
     case ActFunc::Cos: return std::cos(x);
     case ActFunc::Erf: return std::erf(x);

@@ -2,17 +2,15 @@
 
 #include <fmt/format.h>
 
+#include "trnsim/common/checked.h"
+
 namespace trnsim::isa {
 
-int64_t HbmTensor::elements() const {
-  int64_t n = 1;
-  for (auto d : shape) n *= d;
-  return n;
-}
+int64_t HbmTensor::elements() const { return checked_numel(shape, "HBM tensor '" + name + "'"); }
 
 int64_t HbmTensor::bytes() const {
   int bits = numerics::info(dtype).bits;
-  return elements() * (bits >= 8 ? bits / 8 : 1);
+  return checked_mul(elements(), bits >= 8 ? bits / 8 : 1, "HBM tensor '" + name + "'");
 }
 
 size_t CoreProgram::instruction_count() const {

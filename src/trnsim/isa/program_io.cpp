@@ -256,6 +256,11 @@ Program read_program(BinaryReader& r) {
     }
     t.dtype = r.enumeration<DType>("HBM tensor dtype", static_cast<int>(DType::kCount));
     t.kind = r.enumeration<HbmTensor::Kind>("HBM tensor kind", 3);
+    try {
+      t.bytes();  // checked: a size that overflows int64 is refused here, not wrapped later
+    } catch (const ShapeError& e) {
+      r.fail("HBM tensor dim", e.what());
+    }
   }
   const Checks c{p.tensors.size(), p.semaphores};
   const size_t nc = r.count("program core count", 8 * (kComputeEngines + 1));

@@ -4,11 +4,21 @@
 
 #include <fmt/format.h>
 
+#include "trnsim/common/checked.h"
 #include "trnsim/common/error.h"
 
 namespace trnsim::isa {
 
 namespace {
+
+// No real pattern comes near this (an SBUF holds 24 Mi bytes, an HBM tensor is a few GiB).
+constexpr int64_t kMaxPatternElements = int64_t{1} << 36;
+
+int64_t checked_elements(const AccessPattern& ap) {
+  int64_t n = ap.partitions;
+  for (int i = 0; i < ap.ndims; ++i) n = checked_mul(n, ap.dims[i].count, "access pattern size");
+  return n;
+}
 
 struct Ctx {
   const Instruction& ins;
@@ -29,6 +39,10 @@ void check_ap(const Ctx& c, const AccessPattern& ap, const char* what, bool comp
   for (int d = 0; d < ap.ndims; ++d)
     if (ap.dims[d].count < 1) c.shape(fmt::format("{} dim {} has count {}", what, d, ap.dims[d].count));
   if (ap.partitions < 1) c.shape(fmt::format("{} has no partitions", what));
+  // Bounded before anything iterates over it (a stride-0 pattern of 2^31^4 elements would
+  // overflow, or run for ever); then the extent, with checked arithmetic, against its memory.
+  if (const int64_t n = checked_elements(ap); n > kMaxPatternElements)
+    c.shape(fmt::format("{} has {} elements (at most {})", what, n, kMaxPatternElements));
   auto [lo, hi] = ap.byte_extent();
   if (ap.space == Space::HBM) {
     if (compute) c.unsupported(fmt::format("{} is in HBM; compute engines read SBUF/PSUM only (load it first)", what));

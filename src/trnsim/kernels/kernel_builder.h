@@ -142,6 +142,9 @@ class KernelBuilder {
   // PSUM tiles are placed so that none crosses a 2 KiB bank unless it spans whole banks.
   Tile psum_tile(std::vector<int64_t> shape, DType t = DType::F32, const std::string& name = "");
   void free(const Tile& t);
+  // Refuses up front (ShapeError with the estimate and the memory limit) a program that would
+  // hold `n` instructions beyond the builder's budget; emitting past it is refused anyway.
+  void expect_instructions(int64_t n) const;
   int64_t sbuf_free_bytes_per_partition() const;
   int psum_free_banks() const;
 

@@ -25,7 +25,11 @@ void layernorm(KernelBuilder& kb, const Tensor& x, const Tensor& gamma, const Te
   const int64_t w = chunk > 0 ? std::min(chunk, cols) : chunk_width(cols, 2 * 3 * dsz + 2 * dsz, sbuf_budget(kb));
   const auto chunks = split(cols, w);
   const bool resident = chunks.size() == 1;
-  const int64_t nstats = (cols + kBnStatsMax - 1) / kBnStatsMax;
+  // One bn_stats triple per (chunk, 512-column group), in order: a chunk that is not a
+  // multiple of 512 starts a new group, so no two groups share a slot (bn_aggr weights each
+  // triple by its count, so unequal groups aggregate exactly).
+  int64_t nstats = 0;
+  for (const Span& c : chunks) nstats += (c.size + kBnStatsMax - 1) / kBnStatsMax;
 
   ColumnParam g(kb, gamma, w, resident, "layernorm.gamma");
   ColumnParam b(kb, beta, w, resident, "layernorm.beta");
@@ -47,12 +51,13 @@ void layernorm(KernelBuilder& kb, const Tensor& x, const Tensor& gamma, const Te
     auto stat = [&](int64_t c) { return mv.slice({{0, p}, {c, c + 1}}); };
 
     View first;
+    int64_t j = 0;  // the next bn_stats slot
     for (const Span& c : chunks) {  // pass 1: statistics
       View xt = load_chunk(c);
       if (resident) first = xt;
       for (const Span& s : split(c.size, kBnStatsMax)) {
-        int64_t j = (c.begin + s.begin) / kBnStatsMax;
         kb.bn_stats(st.slice({{0, p}, {3 * j, 3 * j + 3}}), xt.slice({{0, p}, s.range()}));
+        ++j;
       }
     }
     kb.bn_aggr(mv.slice({{0, p}, {kMean, kVar + 1}}), st.slice({{0, p}, {0, 3 * nstats}}));

@@ -35,12 +35,21 @@ int fit(int64_t count, int want) {
   while (count % v) --v;
   return v;
 }
+
+// The matmul instructions alone (one per 128 x 128 x TN tile): checked against the builder's
+// budget before any is emitted, so a huge matmul is refused at once with its estimate.
+void expect_tiles(KernelBuilder& kb, int64_t M, int64_t N, int64_t K, int64_t TN) {
+  const double tiles = static_cast<double>(M / kTileM) * static_cast<double>((N + TN - 1) / TN) * static_cast<double>(K / kTileK);
+  kb.expect_instructions(tiles < 9e18 ? static_cast<int64_t>(tiles) : INT64_MAX);
+}
+
 }  // namespace
 
 void matmul_naive(KernelBuilder& kb, const Tensor& lhsT, const Tensor& rhs, const Tensor& result) {
   check_shapes(lhsT, rhs, result);
   const int64_t K = lhsT.shape()[0], M = lhsT.shape()[1], N = rhs.shape()[1];
   const int64_t TN = tile_n_for(N);
+  expect_tiles(kb, M, N, K, TN);
   // One buffer per operand: each load waits for the matmul that read the previous tile.
   TileScope scope(kb);
   Tile lt = scope.sbuf({kTileK, kTileM}, lhsT.dtype(), "lhsT_tile");
@@ -64,6 +73,7 @@ void matmul_optimized(KernelBuilder& kb, const Tensor& lhsT, const Tensor& rhs, 
   check_shapes(lhsT, rhs, result);
   const int64_t K = lhsT.shape()[0], M = lhsT.shape()[1], N = rhs.shape()[1];
   const int64_t TN = tile_n_for(N);
+  expect_tiles(kb, M, N, K, TN);
   const int tm = fit(M / kTileM, bl.tiles_m), tn = fit(N / TN, bl.tiles_n), tk = fit(K / kTileK, bl.tiles_k);
   const int64_t BM = kTileM * tm, BN = TN * tn, BK = kTileK * tk;
   const int depth = std::max(1, bl.buffers);

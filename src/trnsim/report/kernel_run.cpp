@@ -12,6 +12,7 @@
 #include "trnsim/hw/energy_loader.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/numerics/convert.h"
+#include "trnsim/common/limits.h"
 
 namespace trnsim::report {
 namespace {
@@ -126,7 +127,12 @@ KernelRun run_kernel(const KernelRunOptions& o) {
                  (o.data == DataMode::Auto && elements <= kAutoMaxElements && flops <= kAutoMaxMatmulFlops);
   if (o.data == DataMode::Auto && !r.functional)
     say(o, fmt::format("{} elements / {:.3g} matmul FLOPs: timing only (force data with functional mode)", elements, flops));
-  if (r.functional) r.inputs = make_inputs(o, *r.kernel, r.args, r.program);
+  if (r.functional) {
+    // Inputs, HBM copies and the double-precision reference: about 16 bytes per element.
+    check_memory(16.0 * static_cast<double>(elements), fmt::format("functional run of {} ({} elements)", r.program.name, elements),
+                 "--timing-only needs none of it");
+    r.inputs = make_inputs(o, *r.kernel, r.args, r.program);
+  }
 
   say(o, fmt::format("running {} on {} ({}, {} instructions)...", r.program.name, r.chip.name,
                      r.functional ? "functional" : "timing only", r.program.instruction_count()));

@@ -16,6 +16,7 @@
 #include "trnsim/common/error.h"
 #include "trnsim/report/hbm_timeline.h"
 #include "trnsim/report/op_facts.h"
+#include "trnsim/common/json_text.h"
 
 namespace trnsim::report {
 namespace {
@@ -41,7 +42,7 @@ std::string micros(int64_t ps) {
 }
 
 std::string num(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "0"; }
-std::string quote(const std::string& s) { return nlohmann::json(s).dump(); }
+std::string quote(const std::string& s) { return json_text(nlohmann::json(s)); }
 
 // Buffers the text and flushes in large blocks; counts what it wrote.
 class Sink {

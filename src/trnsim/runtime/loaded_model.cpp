@@ -13,8 +13,20 @@
 namespace trnsim::runtime {
 
 LoadedModel::LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpec& chip, bool overlap) : model_(model), chip_(chip) {
-  for (const auto& [name, t] : model.graph.tensors)
-    if (t.is_const()) constants_[name] = std::vector<float>(t.data->begin(), t.data->end());
+  std::set<std::string> device_reads;  // what the chip reads holds fp32
+  for (const auto& seg : model.segments)
+    if (seg.kind == compiler::Segment::Kind::Kernel) device_reads.insert(seg.reads.begin(), seg.reads.end());
+  for (const auto& [name, t] : model.graph.tensors) {
+    if (!t.is_const()) continue;
+    // An integer past 2^24 is not exact in fp32: refused as an input of that size is, never
+    // silently rounded (16777217 became 16777216).
+    if (compiler::is_integral(t.type) && device_reads.count(name))
+      for (double v : *t.data)
+        if (std::fabs(v) > 16777216.0)
+          throw UnsupportedError(fmt::format("unsupported: constant '{}' holds the integer {}, beyond 2^24 (the chip holds it as fp32)",
+                                             name, v));
+    constants_[name] = std::vector<float>(t.data->begin(), t.data->end());
+  }
   linked_ = link_segments(model, overlap);
   for (size_t si : linked_.kernel_segment) {
     const isa::Program& p = model.segments[si].program;
@@ -126,7 +138,9 @@ RunOutput LoadedModel::run(const std::map<std::string, std::vector<float>>& inpu
       auto it = res.outputs.find(c);
       out.outputs[o] = it != res.outputs.end() ? it->second : value(c);
       // An empty tensor is held as one element in HBM (a tensor needs at least one).
-      out.outputs[o].resize(static_cast<size_t>(compiler::numel(model_.shapes.at(o))));
+      // (only ever shrinks: the shape's count never exceeds what was computed)
+      const auto want = static_cast<size_t>(compiler::numel(model_.shapes.at(o)));
+      if (want < out.outputs[o].size()) out.outputs[o].resize(want);
     }
   r.sim_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   return out;

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "trnsim/common/error.h"
+#include "trnsim/common/limits.h"
 
 namespace trnsim::runtime {
 
@@ -147,6 +148,7 @@ NpyArray parse_npy(std::string_view bytes, const std::string& what) {
   if (static_cast<uint64_t>(n) * info->bytes > data.size())
     throw Error(fmt::format("{}: data holds {} bytes, shape {} of {} needs {}", what, data.size(),
                             fmt::join(a.shape, "x"), a.dtype, n * info->bytes));
+  check_memory(8.0 * static_cast<double>(n), fmt::format("{}: {} values of shape {}", what, n, fmt::join(a.shape, "x")));
   a.values.resize(static_cast<size_t>(n));
   const char* p = data.data();
   for (int64_t i = 0; i < n; ++i, p += info->bytes) {
@@ -167,33 +169,38 @@ NpyArray parse_npy(std::string_view bytes, const std::string& what) {
   return a;
 }
 
-std::map<std::string, NpyArray> read_npz(const std::string& path) {
-  int err = 0;
-  std::unique_ptr<zip_t, ZipCloser> z(zip_open(path.c_str(), ZIP_RDONLY, &err));
-  if (!z) {
-    zip_error_t ze;
-    zip_error_init_with_code(&ze, err);
-    const std::string why = zip_error_strerror(&ze);
-    zip_error_fini(&ze);
-    throw Error(fmt::format("{}: cannot read the .npz archive: {}", path, why));
-  }
+namespace {
+
+// Every member of an open archive. Memory is bounded before it is spent: the members'
+// announced sizes together, and then each array's decoded values, against the host memory
+// limit (common/limits.h), so a zip bomb is refused from its directory, before inflating.
+std::map<std::string, NpyArray> read_members(zip_t* z, const std::string& path) {
   std::map<std::string, NpyArray> out;
-  const zip_int64_t n = zip_get_num_entries(z.get(), 0);
+  const zip_int64_t n = zip_get_num_entries(z, 0);
+  std::vector<zip_stat_t> stats(static_cast<size_t>(std::max<zip_int64_t>(n, 0)));
+  double announced = 0;
   for (zip_int64_t i = 0; i < n; ++i) {
-    zip_stat_t st;
-    if (zip_stat_index(z.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE))
-      throw Error(fmt::format("{}: cannot read member {} of the archive: {}", path, i, zip_strerror(z.get())));
+    zip_stat_t& st = stats[static_cast<size_t>(i)];
+    if (zip_stat_index(z, static_cast<zip_uint64_t>(i), 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME) || !(st.valid & ZIP_STAT_SIZE))
+      throw Error(fmt::format("{}: cannot read member {} of the archive: {}", path, i, zip_strerror(z)));
+    // Deflate expands at most ~1032x: a larger announced size is a damaged directory, refused
+    // before it can ask for the memory.
+    if ((st.valid & ZIP_STAT_COMP_SIZE) && st.size > 1032 * st.comp_size + 4096)
+      throw Error(fmt::format("{}: member '{}': corrupt archive: {} bytes announced from {} compressed", path, st.name,
+                              st.size, st.comp_size));
+    announced += static_cast<double>(st.size);
+  }
+  check_memory(announced, fmt::format("{}: reading the archive's {} members ({} bytes uncompressed)", path, n, announced));
+  double decoded = 0;  // the arrays' values (8 bytes each) so far
+  for (zip_int64_t i = 0; i < n; ++i) {
+    const zip_stat_t& st = stats[static_cast<size_t>(i)];
     std::string name = st.name;
     const std::string what = fmt::format("{}: member '{}'", path, name);
     if (name.size() < 4 || name.substr(name.size() - 4) != ".npy")
       throw Error(fmt::format("{}: not a .npy array (an .npz holds NAME.npy members)", what));
-    // Deflate expands at most ~1032x: a larger announced size is a damaged directory, refused
-    // before it can ask for the memory.
-    if ((st.valid & ZIP_STAT_COMP_SIZE) && st.size > 1032 * st.comp_size + 4096)
-      throw Error(fmt::format("{}: corrupt archive: {} bytes announced from {} compressed", what, st.size, st.comp_size));
     std::string bytes(static_cast<size_t>(st.size), '\0');
-    zip_file_t* f = zip_fopen_index(z.get(), static_cast<zip_uint64_t>(i), 0);
-    if (!f) throw Error(fmt::format("{}: cannot open: {}", what, zip_strerror(z.get())));
+    zip_file_t* f = zip_fopen_index(z, static_cast<zip_uint64_t>(i), 0);
+    if (!f) throw Error(fmt::format("{}: cannot open: {}", what, zip_strerror(z)));
     zip_int64_t got = zip_fread(f, bytes.data(), st.size);
     // libzip checks the CRC when a read reaches the end: one more read makes it do so.
     char extra;
@@ -203,9 +210,45 @@ std::map<std::string, NpyArray> read_npz(const std::string& path) {
     if (got < 0 || static_cast<zip_uint64_t>(got) != st.size)
       throw Error(fmt::format("{}: cannot read: {}", what, got < 0 ? read_error : "short read"));
     name.resize(name.size() - 4);
-    out[name] = parse_npy(bytes, what);
+    NpyArray a = parse_npy(bytes, what);
+    decoded += 8.0 * static_cast<double>(a.values.size());
+    check_memory(announced + decoded, fmt::format("{}: the archive's arrays", path));
+    out[name] = std::move(a);
   }
   return out;
+}
+
+[[noreturn]] void open_failed(const std::string& path, zip_error_t* ze) {
+  const std::string why = zip_error_strerror(ze);
+  zip_error_fini(ze);
+  throw Error(fmt::format("{}: cannot read the .npz archive: {}", path, why));
+}
+
+}  // namespace
+
+std::map<std::string, NpyArray> read_npz(const std::string& path) {
+  int err = 0;
+  std::unique_ptr<zip_t, ZipCloser> z(zip_open(path.c_str(), ZIP_RDONLY, &err));
+  if (!z) {
+    zip_error_t ze;
+    zip_error_init_with_code(&ze, err);
+    open_failed(path, &ze);
+  }
+  return read_members(z.get(), path);
+}
+
+std::map<std::string, NpyArray> read_npz_bytes(std::string_view bytes, const std::string& source) {
+  zip_error_t ze;
+  zip_error_init(&ze);
+  zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &ze);
+  if (!src) open_failed(source, &ze);
+  std::unique_ptr<zip_t, ZipCloser> z(zip_open_from_source(src, ZIP_RDONLY, &ze));
+  if (!z) {
+    zip_source_free(src);
+    open_failed(source, &ze);
+  }
+  zip_error_fini(&ze);
+  return read_members(z.get(), source);
 }
 
 std::map<std::string, std::vector<float>> model_inputs(const std::map<std::string, NpyArray>& arrays,

@@ -25,7 +25,11 @@ struct NpyArray {
 // One .npy file's bytes; `what` names it in errors ("inputs.npz: member 'x.npy'").
 NpyArray parse_npy(std::string_view bytes, const std::string& what);
 // Every member of the archive by name without ".npy".
+// Memory is bounded up front (common/limits.h): the members' announced sizes, then each
+// array's values, so a zip bomb is refused from the archive's directory.
 std::map<std::string, NpyArray> read_npz(const std::string& path);
+// The same from the archive's bytes in memory (fuzzing, Python); `source` names it in errors.
+std::map<std::string, NpyArray> read_npz_bytes(std::string_view bytes, const std::string& source);
 
 // The model's inputs from the archive as the runtime takes them (row-major fp32). Every input
 // must be there with the shape the model was compiled for. An array that is not an input must

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "trnsim/runtime/op_table_text.h"
+#include "trnsim/common/json_text.h"
 
 namespace trnsim::runtime {
 
@@ -69,7 +70,7 @@ void write_timeline_trace(std::ostream& out, const Report& r) {
     ev.push_back({{"name", "power (W)"}, {"ph", "C"}, {"ts", t * 1e6}, {"pid", 0}, {"args", {{"W", w}}}});
   if (!r.power_w.empty())
     ev.push_back({{"name", "power (W)"}, {"ph", "C"}, {"ts", r.time_s * 1e6}, {"pid", 0}, {"args", {{"W", 0}}}});
-  out << nlohmann::json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}.dump() << "\n";
+  out << json_text(nlohmann::json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}) << "\n";
 }
 
 }  // namespace trnsim::runtime

@@ -11,6 +11,7 @@
 #include "trnsim/compiler/memory_plan.h"
 #include "trnsim/numerics/convert.h"
 #include "trnsim/runtime/op_table_text.h"
+#include "trnsim/common/json_text.h"
 
 namespace trnsim::runtime {
 
@@ -387,7 +388,7 @@ void write_tp_trace(std::ostream& out, const TpReport& r) {
       ev.push_back({{"name", fmt::format("{} {}", a.op, a.tensor)}, {"ph", "X"}, {"ts", a.start_s * 1e6}, {"dur", a.time_s * 1e6},
                     {"pid", coll_pid}, {"tid", "collectives"},
                     {"args", {{"bytes", a.bytes}, {"dtype", a.dtype}, {"algorithm", a.algorithm}, {"after_node", a.node}}}});
-  out << nlohmann::json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}.dump() << "\n";
+  out << json_text(nlohmann::json{{"traceEvents", ev}, {"displayTimeUnit", "ns"}}) << "\n";
 }
 
 }  // namespace trnsim::runtime

@@ -3,6 +3,7 @@
 // version, chip; truncated; corrupt) are Errors naming the file and the problem, never crashes.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -216,6 +217,68 @@ TEST(CompiledModelIo, CorruptBytesAreErrorsNeverCrashes) {
     }
   }
   EXPECT_GT(errors, tried / 20);  // many flips land in counts, enums and names
+}
+
+}  // namespace
+}  // namespace trnsim::compiler
+
+namespace trnsim::compiler {
+namespace {
+
+// With TRNSIM_WRITE_REGRESSIONS=DIR, the forged files are also written to DIR (how
+// fuzz/regressions/tpg/forged-* were made).
+namespace tpg {
+std::string forged(const std::string& bytes, const std::string& name) {
+  if (const char* dir = std::getenv("TRNSIM_WRITE_REGRESSIONS")) write(std::string(dir) + "/" + name, bytes);
+  return bytes;
+}
+
+// The first DMA of the model (with its destination in HBM if `to_hbm`), to forge.
+isa::Dma& first_dma(CompiledModel& m, bool to_hbm) {
+  for (auto& s : m.segments)
+    for (auto& core : s.program.cores)
+      for (auto& q : core.dma_queues)
+        for (auto& ins : q)
+          if (auto* d = std::get_if<isa::Dma>(&ins.op); d && (!to_hbm || d->dst.space == isa::Space::HBM)) return *d;
+  throw std::logic_error("the sample model has no such DMA");
+}
+}  // namespace tpg
+
+// A forged file (its hash recomputed: FNV-1a is a checksum, not a signature) whose DMA walks
+// an HBM tensor with a partition stride chosen so that the extent wraps int64: before the
+// checked extent, the bounds check passed and the DMA wrote through a wild pointer.
+TEST(CompiledModelIo, ForgedStrideThatWrapsTheExtentIsRefused) {
+  for (const int64_t stride : {int64_t{1} << 62, (int64_t{1} << 62) / 3 + 1, -(int64_t{1} << 62), INT64_MAX}) {
+    CompiledModel m = sample_model(DTypePolicy::FP32);
+    isa::Dma& d = tpg::first_dma(m, true);
+    d.dst.partition_stride = stride;
+    d.dst.partitions = 5;
+    const std::string e = load_error(tpg::forged(serialize_compiled(m, trn2()), "forged-stride-" + std::to_string(static_cast<uint64_t>(stride) % 1000)));
+    EXPECT_EQ(e.rfind("model.tpg: invalid program for segment", 0), 0u) << e;
+    EXPECT_TRUE(e.find("too large") != std::string::npos || e.find("reaches bytes") != std::string::npos) << e;
+  }
+}
+
+// Free counts whose product overflows int64 (2^31 x 2^31 x 2^31 x 2^31 with stride 0, an
+// extent of one element) would loop for ever: refused by the checked size.
+TEST(CompiledModelIo, ForgedPatternWithOverflowingSizeIsRefused) {
+  CompiledModel m = sample_model(DTypePolicy::FP32);
+  isa::Dma& d = tpg::first_dma(m, false);
+  d.src.ndims = 4;
+  for (auto& dim : d.src.dims) dim = {0, INT32_MAX};
+  const std::string e = load_error(tpg::forged(serialize_compiled(m, trn2()), "forged-size"));
+  EXPECT_EQ(e.rfind("model.tpg: invalid program for segment", 0), 0u) << e;
+  EXPECT_NE(e.find("too large"), std::string::npos) << e;
+}
+
+// An HBM tensor whose declared size overflows int64 is refused while reading.
+TEST(CompiledModelIo, ForgedTensorSizeIsRefused) {
+  CompiledModel m = sample_model(DTypePolicy::FP32);
+  for (auto& s : m.segments)
+    if (!s.program.tensors.empty()) { s.program.tensors[0].shape = {int64_t{1} << 40, int64_t{1} << 40}; break; }
+  const std::string e = load_error(tpg::forged(serialize_compiled(m, trn2()), "forged-tensor-size"));
+  EXPECT_EQ(e.rfind("model.tpg: corrupt or truncated file: HBM tensor dim", 0), 0u) << e;
+  EXPECT_NE(e.find("too large"), std::string::npos) << e;
 }
 
 }  // namespace

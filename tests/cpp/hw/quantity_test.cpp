@@ -42,7 +42,7 @@ TEST(Quantity, BandwidthBytesAndBits) {
   EXPECT_DOUBLE_EQ(parse_bandwidth("800 Gb/s").value(), 100);
   EXPECT_DOUBLE_EQ(parse_bandwidth("3200 Gbps").value(), 400);
   EXPECT_DOUBLE_EQ(parse_bandwidth("1.6 Tb/s").value(), 200);
-  EXPECT_DOUBLE_EQ(parse_bandwidth("8 b/s").value(), 1e-9);
+  EXPECT_DOUBLE_EQ(parse_bandwidth("8 Mb/s").value(), 1e-3);
 }
 
 TEST(Quantity, FrequencyTimePowerComputePrice) {
@@ -103,6 +103,23 @@ TEST(Quantity, ErrorsAreOneLine) {
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
     EXPECT_EQ(e.rfind("expected ", 0), 0u) << e;  // the loader prefixes file, line and field
   }
+}
+
+// Values the simulator cannot represent are refused where they are read: simulated time is
+// integer picoseconds in int64, so a 1 Hz clock or a 1 B/s link overflowed it later ("an
+// event was scheduled in the past", naming no field); a capacity of 0.5 B rounded to none.
+TEST(Quantity, OutsideTheSimulatorsRangeIsRefused) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {error_of([] { parse_frequency("1 Hz"); }), "1 MHz to 1000 GHz"},
+      {error_of([] { parse_bandwidth("1 B/s"); }), "1 MB/s to 1 EB/s"},
+      {error_of([] { parse_bytes("0.5 B"); }), "1 B to 1 EB"},
+      {error_of([] { parse_duration("4000 s"); }), "0 to 1 hour"}};
+  for (const auto& [e, range] : cases) {
+    EXPECT_NE(e.find("expected a"), std::string::npos) << e;
+    EXPECT_NE(e.find(range), std::string::npos) << e;
+  }
+  EXPECT_DOUBLE_EQ(parse_frequency("1 MHz").value(), 1e-3);  // the bounds themselves are taken
+  EXPECT_DOUBLE_EQ(parse_bandwidth("1 MB/s").value(), 1e-3);
 }
 
 }  // namespace

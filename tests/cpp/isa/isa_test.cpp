@@ -47,6 +47,27 @@ TEST(AccessPattern, ShapesExtentsAndRuns) {
   EXPECT_EQ(a.byte_extent().second, 1024 + (3 * 1024 + 63 + 1) * 2);
 }
 
+// Untrusted patterns (a forged .tpg): an extent that overflows int64 is a ShapeError, not a
+// wrapped interval that passes the bounds check (UBSan reported the overflow here).
+TEST(AccessPattern, ExtentOverflowIsAShapeError) {
+  AccessPattern a = sb(1, 1, DType::F32, 0);
+  a.space = Space::HBM;
+  a.partitions = 5;
+  for (int64_t stride : {int64_t{1} << 62, -(int64_t{1} << 62), INT64_MAX, INT64_MIN}) {
+    a.partition_stride = stride;
+    EXPECT_THROW(a.byte_extent(), ShapeError) << stride;
+  }
+  a.partition_stride = 1;
+  a.offset = INT64_MAX - 2;
+  EXPECT_THROW(a.byte_extent(), ShapeError);
+  a.offset = 0;
+  a.ndims = 1;
+  a.dims[0] = {INT32_MAX, INT32_MAX};  // 2^62 elements of 4 bytes: past int64 in bytes
+  EXPECT_THROW(a.byte_extent(), ShapeError);
+  a.dims[0] = {INT32_MAX, 2};  // large but representable: exact
+  EXPECT_EQ(a.byte_extent().second, (int64_t{INT32_MAX} + 4 + 1) * 4);
+}
+
 TEST(Validate, MatmulLimits) {
   auto mm = [](AccessPattern out, AccessPattern st, AccessPattern mv) { return Op(Matmul{out, st, mv, true, true, false}); };
   EXPECT_EQ(error_of<ShapeError>(mm(ps(128, 512), sb(128, 128, DType::BF16), sb(128, 512, DType::BF16)), Engine::Tensor), "");

@@ -16,6 +16,13 @@ TEST(LayernormKernel, MultiChunk) {
   run_checked("layernorm", "trn2", {{"rows", "70"}, {"cols", "2100"}, {"chunk", "512"}}, "fp32");
 }
 
+// Chunks that are not a multiple of bn_stats' 512 columns: each (chunk, group) has its own
+// statistics slot (they shared one, and --chunk 100 was wrong by 0.85).
+TEST(LayernormKernel, ChunksNotAMultipleOf512AreExact) {
+  for (const char* chunk : {"100", "700", "1"})
+    run_checked("layernorm", "trn2", {{"rows", "3"}, {"cols", "1100"}, {"chunk", chunk}}, "fp32");
+}
+
 TEST(LayernormKernel, NormalisesEachRow) {
   const int64_t rows = 64, cols = 512;
   Tensors in{{"gamma", std::vector<float>(cols, 1.0f)}, {"beta", std::vector<float>(cols, 0.0f)}};

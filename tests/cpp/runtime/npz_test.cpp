@@ -215,6 +215,43 @@ TEST(Npz, BadArchivesAreNamedErrors) {
   std::filesystem::remove(junk);
 }
 
+// A zip bomb: members of zeros that deflate ~1000:1. Under a memory limit of 4 MiB the
+// archive's directory (16 members announcing 8 MiB together) is refused before anything is
+// inflated, naming the limit and the variable that raises it; with the limit raised it reads.
+TEST(Npz, ZipBombIsRefusedFromItsDirectory) {
+  const std::string zeros(512 * 1024, '\0');
+  std::vector<std::pair<std::string, std::string>> members;
+  for (int i = 0; i < 16; ++i) members.push_back({"m" + std::to_string(i) + ".npy", npy("|u1", "(524288,)", zeros.data(), zeros.size())});
+  const std::string path = temp_path("bomb.npz");
+  deflated_zip(path, members);
+  EXPECT_LT(std::filesystem::file_size(path), 64u * 1024);
+  ::setenv("TRNSIM_MAX_MEMORY", "4M", 1);
+  const std::string e = npz_error(path);
+  EXPECT_NE(e.find(path + ": reading the archive's 16 members"), std::string::npos) << e;
+  EXPECT_NE(e.find("above the limit of"), std::string::npos) << e;
+  EXPECT_NE(e.find("TRNSIM_MAX_MEMORY"), std::string::npos) << e;
+  // The decoded values (8 bytes per element) count too: 8 MiB read, 64 MiB decoded.
+  ::setenv("TRNSIM_MAX_MEMORY", "32M", 1);
+  EXPECT_NE(npz_error(path).find("the archive's arrays"), std::string::npos) << npz_error(path);
+  ::setenv("TRNSIM_MAX_MEMORY", "1G", 1);
+  EXPECT_EQ(npz_error(path), "");
+  ::unsetenv("TRNSIM_MAX_MEMORY");
+  std::filesystem::remove(path);
+}
+
+// The same reader from bytes in memory (the fuzz target's and Python's entry point).
+TEST(Npz, BytesInMemoryReadAsTheFile) {
+  const float x[2] = {1.5f, -2};
+  const auto arrays = read_npz_bytes(stored_zip({{"x.npy", npy("<f4", "(2,)", x, 8)}}), "mem.npz");
+  EXPECT_EQ(arrays.at("x").values, (std::vector<double>{1.5, -2}));
+  try {
+    read_npz_bytes("PK junk", "mem.npz");
+    ADD_FAILURE() << "junk was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("mem.npz: cannot read the .npz archive", 0), 0u) << e.what();
+  }
+}
+
 struct Model {
   hw::ChipSpec chip = hw::load_chip("trn2");
   compiler::Graph g;

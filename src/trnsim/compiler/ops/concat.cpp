@@ -10,6 +10,7 @@ namespace {
 void infer(Graph& g, const Node& n) {
   const Shape& x = input(g, n, 0).shape;
   const auto rank = static_cast<int64_t>(x.size());
+  if (rank == 0) throw ShapeError(fmt::format("node '{}': Concat of rank-0 tensors (scalars have no axis to join on)", n.name));
   int64_t a = normalize_axis(n.i("axis", 0), rank, n.name);
   Shape s = x;
   s[a] = 0;

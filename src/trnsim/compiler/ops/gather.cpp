@@ -11,6 +11,8 @@ using namespace decomp;
 
 void infer(Graph& g, const Node& n) {
   const Shape& x = input(g, n, 0).shape;
+  if (x.empty())  // ONNX: data of rank >= 1 (fuzz finding: a scalar's axis 0 read past the shape)
+    throw ShapeError(fmt::format("node '{}': Gather of rank-0 data (a scalar has no axis)", n.name));
   int64_t a = normalize_axis(n.i("axis", 0), static_cast<int64_t>(x.size()), n.name);
   Shape s(x.begin(), x.begin() + a);
   for (auto d : input(g, n, 1).shape) s.push_back(d);

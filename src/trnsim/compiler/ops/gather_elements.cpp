@@ -11,6 +11,9 @@ using namespace decomp;
 void infer(Graph& g, const Node& n) {
   if (input(g, n, 1).shape.size() != input(g, n, 0).shape.size())
     throw ShapeError(fmt::format("node '{}': GatherElements indices rank differs from data", n.name));
+  if (input(g, n, 0).shape.empty())  // ONNX: data of rank >= 1 (the axis must exist)
+    throw ShapeError(fmt::format("node '{}': GatherElements of rank-0 data (a scalar has no axis)", n.name));
+  normalize_axis(n.i("axis", 0), static_cast<int64_t>(input(g, n, 0).shape.size()), n.name);
   set_output(g, n, 0, input(g, n, 1).shape, input(g, n, 0).type);
 }
 

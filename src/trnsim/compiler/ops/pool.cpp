@@ -3,6 +3,7 @@
 // ReduceMean over the spatial axes.
 #include <cmath>
 
+#include "trnsim/common/checked.h"
 #include "trnsim/compiler/op_unit.h"
 
 namespace trnsim::compiler {
@@ -10,9 +11,20 @@ namespace {
 
 using namespace decomp;
 
+// The decomposition takes one strided view per window element: bounded, so that a 65,536-wide
+// kernel is refused at once instead of building 65,536 nodes (it hung).
+constexpr int64_t kMaxWindowElements = 4096;
+
 void infer(Graph& g, const Node& n) {
   const Shape& x = input(g, n, 0).shape;
-  set_output(g, n, 0, window_output_shape(n, x, n.ints("kernel_shape"), x.at(1)), input(g, n, 0).type);
+  const Shape kernel = n.ints("kernel_shape");
+  if (x.size() < 3) throw ShapeError(fmt::format("node '{}': {} needs an input of rank >= 3 (N, C, spatial...), got {}", n.name, op_name(n.op), shape_str(x)));
+  int64_t elements = 1;
+  for (int64_t k : kernel) elements = k > 0 ? checked_mul(elements, k, fmt::format("node '{}': kernel_shape", n.name)) : elements;
+  if (elements > kMaxWindowElements)
+    throw UnsupportedError(fmt::format("unsupported: op {} (a window of {} elements; trnsim unrolls at most {}) at node '{}'",
+                                       op_name(n.op), elements, kMaxWindowElements, n.name));
+  set_output(g, n, 0, window_output_shape(n, x, kernel, x.at(1)), input(g, n, 0).type);
   if (has_output(n, 1)) {
     if (n.op != OpKind::MaxPool) throw ShapeError(fmt::format("node '{}': AveragePool has one output", n.name));
     set_output(g, n, 1, g.tensor(n.outputs[0]).shape, ElemType::Int64);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "trnsim/common/limits.h"
 #include "trnsim/compiler/op_unit.h"
 
 namespace trnsim::compiler {
@@ -10,7 +11,12 @@ namespace {
 
 void infer(Graph& g, const Node& n) {
   double s = const_scalar(g, n, 0, 0), l = const_scalar(g, n, 1, 0), d = const_scalar(g, n, 2, 1);
-  int64_t cnt = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  // onnxruntime refuses these; a zero or NaN delta made a count of 0 or of undefined cast.
+  if (!std::isfinite(s) || !std::isfinite(l) || !std::isfinite(d) || d == 0)
+    throw ShapeError(fmt::format("node '{}': Range({}, {}, {}) needs finite values and a non-zero delta", n.name, s, l, d));
+  const double count = std::max(0.0, std::ceil((l - s) / d));
+  check_memory(8.0 * count, fmt::format("node '{}': Range of {} values", n.name, count));
+  const auto cnt = static_cast<int64_t>(count);
   set_output(g, n, 0, {cnt}, input(g, n, 0).type);
 }
 

@@ -39,20 +39,24 @@ void register_unary_math(OpRegistry& r) {
   r.push_back(row(K::Log, "Log", [](double x, const Node&) { return std::log(x); }));
   r.push_back(row(K::Erf, "Erf", [](double x, const Node&) { return std::erf(x); }));
   r.push_back(row(K::Tanh, "Tanh", [](double x, const Node&) { return std::tanh(x); }));
-  r.push_back(row(K::Relu, "Relu", [](double x, const Node&) { return x > 0 ? x : 0; }));
+  // NaN propagates (IEEE, ONNX, onnxruntime): a comparison alone would map it to 0.
+  r.push_back(row(K::Relu, "Relu", [](double x, const Node&) { return x > 0 || std::isnan(x) ? x : 0; }));
   r.push_back(row(K::Sigmoid, "Sigmoid", [](double x, const Node&) { return 1.0 / (1.0 + std::exp(-x)); }));
   r.push_back(row(K::Gelu, "Gelu", gelu, {"approximate"}));
   r.push_back(row(K::Softplus, "Softplus", [](double x, const Node&) { return std::log1p(std::exp(x)); }));
   r.push_back(row(K::Sin, "Sin", [](double x, const Node&) { return std::sin(x); }));
   r.push_back(row(K::Cos, "Cos", [](double x, const Node&) { return std::cos(x); }));
-  r.push_back(row(K::Sign, "Sign", [](double x, const Node&) -> double { return x > 0 ? 1 : x < 0 ? -1 : 0; }));
+  r.push_back(row(K::Sign, "Sign", [](double x, const Node&) -> double { return std::isnan(x) ? x : x > 0 ? 1 : x < 0 ? -1 : 0; }));
   r.push_back(rounding(K::Floor, "Floor", [](double x, const Node&) { return std::floor(x); }));
   r.push_back(rounding(K::Ceil, "Ceil", [](double x, const Node&) { return std::ceil(x); }));
   // default rounding mode: halves to even
   r.push_back(rounding(K::Round, "Round", [](double x, const Node&) { return std::nearbyint(x); }));
   r.push_back(row(K::LeakyRelu, "LeakyRelu", [](double x, const Node& n) { return x >= 0 ? x : x * n.f("alpha", 0.01); }, {"alpha"}));
   r.push_back(row(K::HardSigmoid, "HardSigmoid",
-                  [](double x, const Node& n) { return std::clamp(n.f("alpha", 0.2) * x + n.f("beta", 0.5), 0.0, 1.0); }, {"alpha", "beta"}));
+                  [](double x, const Node& n) {
+                    const double y = n.f("alpha", 0.2) * x + n.f("beta", 0.5);
+                    return std::isnan(y) ? y : std::clamp(y, 0.0, 1.0);
+                  }, {"alpha", "beta"}));
   r.push_back(row(K::HardSwish, "HardSwish", [](double x, const Node&) { return x * std::clamp(x / 6 + 0.5, 0.0, 1.0); }));
 }
 

@@ -1,0 +1,39 @@
+// Checked int64 arithmetic for sizes, shapes, strides and extents that come from files or
+// users (untrusted): an overflow is a ShapeError naming what was being computed, never
+// undefined behaviour or a wrapped value that then passes a bounds check.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "trnsim/common/error.h"
+
+namespace trnsim {
+
+[[noreturn]] inline void throw_too_large(const std::string& what) {
+  throw ShapeError(what + ": shape too large (its size overflows 64-bit arithmetic)");
+}
+
+inline int64_t checked_mul(int64_t a, int64_t b, const std::string& what) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) throw_too_large(what);
+  return r;
+}
+
+inline int64_t checked_add(int64_t a, int64_t b, const std::string& what) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) throw_too_large(what);
+  return r;
+}
+
+// Product of non-negative dims (a negative dim is a ShapeError too).
+inline int64_t checked_numel(std::span<const int64_t> dims, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) throw ShapeError(what + ": negative dimension " + std::to_string(d));
+    n = checked_mul(n, d, what);
+  }
+  return n;
+}
+
+}  // namespace trnsim

@@ -1,0 +1,224 @@
+"""Hardening (issue 17, docs/hardening.md): bad input through the commands and the Python API
+ends in a one-line typed error with exit status 2 (never a traceback, a crash, a parser code
+of 100+, or output lost to an encoding error), and the fixes that make results right: each
+case is checked against what the input must give (a closed form or the reference check)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import trnsim
+from cli_path import trnsim_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(*args: str, env: dict | None = None, timeout: int = 60) -> subprocess.CompletedProcess:
+    e = dict(os.environ, **(env or {}))
+    return subprocess.run([trnsim_cli(), *args], capture_output=True, timeout=timeout, env=e)
+
+
+def one_line_error(p: subprocess.CompletedProcess, *needles: str) -> str:
+    err = p.stderr.decode("utf-8", "replace")
+    assert p.returncode == 2, (p.returncode, err)
+    assert err.startswith("trnsim: error: ") and err.count("\n") == 1, err
+    for n in needles:
+        assert n in err, (n, err)
+    return err
+
+
+@pytest.mark.parametrize("args", [["kernel", "matmul", "--no-such-flag"], ["collective", "--ranks", "many"],
+                                  ["specs", "--json", "extra", "positional"], ["nosuchcommand"], []])
+def test_argument_errors_exit_2_on_one_line(args):
+    one_line_error(cli(*args))
+
+
+def chip_yaml(tmp_path: Path, old: bytes, new: bytes) -> Path:
+    text = (ROOT / "configs" / "chips" / "trn2.yaml").read_bytes()
+    assert old in text
+    p = tmp_path / "chip.yaml"
+    p.write_bytes(text.replace(old, new, 1))
+    return p
+
+
+def test_non_utf8_name_is_written_as_replacement_characters(tmp_path):
+    p = cli("specs", "--chip", str(chip_yaml(tmp_path, b"name: trn2", b"name: trn\xff\xfe")), "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["chips"][0]["name"] == "trn\ufffd\ufffd"
+
+
+@pytest.mark.parametrize("old,new,field", [(b"clock: 2.4 GHz", b"clock: 1 Hz", "clock"),
+                                           (b"clock: 0.96 GHz", b"clock: 0.001 Hz", "clock")])
+def test_clock_outside_the_simulators_range_names_the_field(tmp_path, old, new, field):
+    err = one_line_error(cli("kernel", "matmul", "--chip", str(chip_yaml(tmp_path, old, new))),
+                         field, "1 MHz to 1000 GHz")
+    assert "scheduled in the past" not in err
+
+
+def test_device_file_as_config_is_refused_after_a_bounded_read():
+    one_line_error(cli("specs", "--chip", "/dev/zero"), "/dev/zero", "larger than")
+
+
+def test_collective_larger_than_a_chips_hbm_is_refused():
+    one_line_error(cli("collective", "--op", "all-reduce", "--ranks", "16", "--system", "trn1.32xlarge",
+                       "--sizes", "536870912G"), "larger than one chip's HBM")
+
+
+def test_named_algorithm_on_too_many_ranks_is_refused_up_front():
+    p = cli("collective", "--op", "all-reduce", "--systems", "800", "--ranks", "102400", "--system", "trn2.48xlarge",
+            "--sizes", "1G", "--algorithm", "ring", timeout=120)
+    one_line_error(p, "transfers", "more than trnsim times")
+
+
+def test_huge_kernel_is_refused_up_front_with_its_estimate():
+    # 65,536^3 took 8.4 GiB before bad_alloc: now refused before any instruction is built,
+    # with the estimate (33.5 M matmul tiles = 512 x 128 x 512) and the limit.
+    p = cli("kernel", "matmul", "--m", "65536", "--k", "65536", "--n", "65536", env={"TRNSIM_MAX_MEMORY": "16G"})
+    one_line_error(p, "needs about 33554432 instructions", "limit of 16.0 GiB", "TRNSIM_MAX_MEMORY")
+
+
+def test_layernorm_chunk_not_a_multiple_of_512_matches_the_reference():
+    p = cli("kernel", "layernorm", "--rows", "4", "--cols", "1000", "--chunk", "100", "--functional", "--json")
+    assert p.returncode == 0, p.stderr
+    checks = json.loads(p.stdout)["check"]
+    assert checks and all(c["violations"] == 0 for c in checks.values()), checks
+
+
+def relu_model(opset: int) -> bytes:
+    import onnx
+    from onnx import TensorProto, helper
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    return m.SerializeToString()
+
+
+def test_check_on_a_model_onnxruntime_rejects_is_one_line(tmp_path):
+    model = tmp_path / "m.onnx"
+    model.write_bytes(relu_model((1 << 40) + 17))
+    p = subprocess.run([sys.executable, "-m", "trnsim", "run", str(model), "--check"], capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "Traceback" not in p.stderr and p.stderr.count("\n") == 1, p.stderr
+
+
+@pytest.mark.parametrize("name", ["no-outputs.onnx", "neg-init-dim.onnx"])
+def test_python_errors_are_trnsim_errors(name):
+    # Models whose C++ errors were std::out_of_range / std::length_error (raw IndexError and
+    # ValueError in Python): whatever the compiler throws, Python sees a TrnsimError.
+    with pytest.raises(trnsim.TrnsimError):
+        trnsim.compile_onnx((ROOT / "fuzz" / "regressions" / "onnx" / name).read_bytes())
+    with pytest.raises(trnsim.TrnsimError):
+        trnsim.compile_onnx(b"\x08\x07garbage that is not a model")
+
+
+def test_output_to_a_full_device_is_an_error(tmp_path):
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run([trnsim_cli(), "specs", "--json"], stdout=full, stderr=subprocess.PIPE, timeout=60)
+    assert p.returncode == 2, p.stderr
+    assert b"writing the output failed" in p.stderr
+    p = cli("kernel", "matmul", "--m", "128", "--k", "128", "--n", "128", "--trace", "/dev/full")
+    assert p.returncode == 2  # (progress lines come first on stderr; the error is the last)
+    assert p.stderr.decode().splitlines()[-1].startswith("trnsim: error: writing the trace file '/dev/full' failed")
+
+
+def test_system_naming_a_non_spec_file_as_chip_does_not_echo_it(tmp_path):
+    (tmp_path / "secret.yaml").write_text("TOP-SECRET-TOKEN-1234\n")
+    text = (ROOT / "configs" / "systems" / "trn1.32xlarge.yaml").read_text()
+    (tmp_path / "sys.yaml").write_text(text.replace("chip: trn1", "chip: secret.yaml", 1))
+    err = one_line_error(cli("specs", "--system", str(tmp_path / "sys.yaml")), "not a spec")
+    assert "TOP-SECRET" not in err
+
+
+@pytest.mark.parametrize("opt", [["--dtype", "bf16"], ["--batch", "4"], ["--cores", "2"], ["--dim", "n=3"]])
+def test_compile_options_are_refused_for_a_saved_program(tmp_path, opt):
+    model, tpg = tmp_path / "m.onnx", tmp_path / "m.tpg"
+    model.write_bytes(relu_model(17))
+    p = cli("compile", str(model), "-o", str(tpg))
+    assert p.returncode == 0, p.stderr
+    assert cli("run", str(tpg)).returncode == 0
+    one_line_error(cli("run", str(tpg), *opt), str(tpg), opt[0], "does not apply to a saved program")
+
+
+def unary_model(op: str) -> bytes:
+    from onnx import TensorProto, helper
+    g = helper.make_graph([helper.make_node(op, ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+@pytest.mark.parametrize("op,ref", [("Relu", lambda x: np.maximum(x, 0)), ("Sign", np.sign)])
+def test_nan_propagates_through_relu_and_sign(op, ref):
+    # numpy (like onnxruntime, onnx.reference and PyTorch) keeps NaN; the simulator made it 0.
+    x = np.array([[np.nan, -1.0, 0.0], [2.0, np.nan, -np.inf]], np.float32)
+    y = trnsim.compile_onnx(unary_model(op)).run({"x": x})["y"]
+    np.testing.assert_array_equal(np.asarray(y).reshape(2, 3), ref(x))
+
+
+def graph_model(nodes, inputs, outputs, inits=(), opset=17) -> bytes:
+    from onnx import helper
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+
+
+def vi(name, shape, elem=None):
+    from onnx import TensorProto, helper
+    return helper.make_tensor_value_info(name, elem or TensorProto.FLOAT, shape)
+
+
+def int_init(name, values, dims=None):
+    from onnx import TensorProto, helper
+    return helper.make_tensor(name, TensorProto.INT64, [len(values)] if dims is None else dims, values)
+
+
+def bad_models():
+    """Models each of which the issue found crashing, hanging or accepted; name -> (bytes, needle)."""
+    from onnx import TensorProto, helper
+    n = helper.make_node
+    s = vi("s", [])  # a rank-0 input
+    y = vi("y", None)
+    return {
+        "squeeze-rank0": (graph_model([n("Squeeze", ["s", "ax"], ["y"])], [s], [y], [int_init("ax", [0])]), "rank-0"),
+        "slice-rank0": (graph_model([n("Slice", ["s", "st", "en"], ["y"])], [s], [y],
+                                    [int_init("st", [0]), int_init("en", [1])]), "rank-0"),
+        "split-rank0": (graph_model([n("Split", ["s"], ["y", "z"])], [s], [y, vi("z", None)]), "rank-0"),
+        "pad-rank0": (graph_model([n("Pad", ["s", "p", "", "ax"], ["y"])], [s], [y],
+                                  [int_init("p", [1, 1]), int_init("ax", [0])]), "rank-0"),
+        "concat-rank0": (graph_model([n("Concat", ["s", "s"], ["y"], axis=0)], [s], [y]), "rank-0"),
+        "gather-elements-rank0": (graph_model([n("GatherElements", ["s", "i"], ["y"])], [s, vi("i", [], TensorProto.INT64)], [y]),
+                                  "rank-0"),
+        "split-negative": (graph_model([n("Split", ["x", "sp"], ["y", "z"])], [vi("x", [4])], [y, vi("z", None)],
+                                       [int_init("sp", [6, -2])]), "negative"),
+        "reshape-negative": (graph_model([n("Reshape", ["x", "sh"], ["y"])], [vi("x", [4])], [y], [int_init("sh", [-2, -2])]),
+                             "negative"),
+        "constant-of-shape-2^64": (graph_model([n("ConstantOfShape", ["sh"], ["y"])], [], [y],
+                                               [int_init("sh", [1 << 32, 1 << 32])]), "too large"),
+        "range-zero-delta": (graph_model([n("Range", ["a", "b", "d"], ["y"])], [], [y],
+                                         [int_init("a", [0], []), int_init("b", [10], []), int_init("d", [0], [])]), "delta"),
+        "opset-2^40+17": (relu_model((1 << 40) + 17), "opset"),
+        "output-redefines-initializer": (graph_model([n("Relu", ["x"], ["w"]), n("Add", ["x", "w"], ["y"])], [vi("x", [2])], [y],
+                                                     [helper.make_tensor("w", TensorProto.FLOAT, [2], [1, 2])]), "already defines"),
+        "duplicate-inputs": (graph_model([n("Relu", ["x"], ["y"])], [vi("x", [2]), vi("x", [2])], [y]), "twice"),
+        "average-pool-65536": (graph_model([n("AveragePool", ["x"], ["y"], kernel_shape=[1, 65536])], [vi("x", [1, 1, 1, 65536])],
+                                           [y]), "window"),
+        "int64-constant-2^24+1": (graph_model([n("Add", ["x", "c"], ["y"])], [vi("x", [1], TensorProto.INT64)],
+                                              [vi("y", [1], TensorProto.INT64)], [int_init("c", [(1 << 24) + 1])]), "2^24"),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(bad_models()))
+def test_bad_models_are_one_typed_error(name):
+    data, needle = bad_models()[name]
+    import onnx
+    m = onnx.load_from_string(data)
+    feeds = {i.name: np.zeros([d.dim_value for d in i.type.tensor_type.shape.dim],
+                              np.int64 if i.type.tensor_type.elem_type == onnx.TensorProto.INT64 else np.float32)
+             for i in m.graph.input}
+    with pytest.raises(trnsim.TrnsimError, match=needle.replace("^", r"\^")):
+        trnsim.compile_onnx(data).run(feeds)  # some compile at their first run: run to the error
