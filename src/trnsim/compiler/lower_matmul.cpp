@@ -25,9 +25,16 @@ constexpr int64_t kRawCols = 1024;       // row-major A: columns per load (4 KiB
 // DMA queues by role. One transfer of 128 partitions already spans all 16 DMA engines, so a
 // few queues keep the core's DMA bandwidth busy while their fixed costs overlap; operands
 // on queues of their own arrive in the order TensorE needs them instead of all at once.
-// Weights get ten of the sixteen queues: a streamed weight (small M) is the whole kernel's
-// traffic, and each 4 KiB-per-partition load pays ~1.3 us fixed, so many must be in flight.
-constexpr int kQueueA = 0, kQueuesA = 2, kQueueOperand = 2, kQueueB = 3, kQueuesB = 10, kQueueStore = 13, kQueuesStore = 3;
+constexpr int64_t kFewRows = 64;  // rows of A below which a matmul only streams its weight
+constexpr int kQueueA = 0, kQueuesA = 2, kQueueOperand = 2, kQueueB = 3;
+struct Queues {
+  int b, store, stores;
+};
+// A streamed weight gets ten of the sixteen queues: it is the whole kernel's traffic, and each
+// 4 KiB-per-partition load pays ~1.3 us fixed, so many must be in flight. A resident block
+// keeps four (more of them in flight delay the A loads TensorE waits on) unless A is a few
+// rows (decode), when the weight is again all the traffic.
+Queues queues(bool weight_bound) { return weight_bound ? Queues{10, 13, 3} : Queues{4, 7, 4}; }
 
 // A one-view plan over `v` (shape batch + [x, y]) with rows along axis x or y.
 TilePlan plan2(const SView& v, const Shape& batch, bool swap) {
@@ -166,6 +173,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     }
     const Budget bud = plan_budget(kb, j, nks, max_cols, rows_here);
     const int64_t bn = bud.block_n;
+    const Queues q = queues(bud.stream_b || j.m < kFewRows);
     int64_t na_loads = 0, nb_loads = 0, n_stores = 0, n_evac = 0;
     const int st_depth = static_cast<int>(bud.cache ? nks * (bud.group + 1) : 2);
     TileRing st(kb, isa::Space::SBUF, {128, stationary_cols(j)}, j.dtype, st_depth, ctx.n.name + ".stationary");
@@ -265,7 +273,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
         std::vector<View> block;  // B[kt, cb] for every K tile: one DMA each
         auto load_b = [&](const Span& kt, const Span& cols) {
           View m = kernels::corner(mv.next(), kt.size, cols.size);
-          kb.load(m, ctx.view(j.b, pb, 0, bi, kt, cols), {.queue = kQueueB + static_cast<int>(nb_loads++ % kQueuesB)});
+          kb.load(m, ctx.view(j.b, pb, 0, bi, kt, cols), {.queue = kQueueB + static_cast<int>(nb_loads++ % q.b)});
           return m;
         };
         if (!bud.stream_b)
@@ -331,7 +339,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
             if (ep.operand_first) apply_elementwise(kb, ctx.n, ep.op, out, o, &out, nullptr, t, false);
             else apply_elementwise(kb, ctx.n, ep.op, out, out, &o, nullptr, t, false);
           }
-          kb.store(ctx.view(j.out, po, 0, rb, mt, cb), out, {.queue = kQueueStore + static_cast<int>(n_stores++ % kQueuesStore)});
+          kb.store(ctx.view(j.out, po, 0, rb, mt, cb), out, {.queue = q.store + static_cast<int>(n_stores++ % q.stores)});
         }
       }
       g0 = g1;
