@@ -12,8 +12,6 @@
 namespace trnsim::runtime {
 
 LoadedModel::LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpec& chip, bool overlap) : model_(model), chip_(chip) {
-  for (const auto& [name, t] : model.graph.tensors)
-    if (t.is_const()) constants_[name] = std::vector<float>(t.data->begin(), t.data->end());
   linked_ = link_segments(model, overlap);
   for (size_t si : linked_.kernel_segment) {
     const isa::Program& p = model.segments[si].program;
@@ -28,6 +26,14 @@ LoadedModel::LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpe
     }
     facts_.push_back(f);
   }
+}
+
+const std::map<std::string, std::vector<float>>& LoadedModel::constants() const {
+  std::call_once(constants_->once, [&] {
+    for (const auto& [name, t] : model_.graph.tensors)
+      if (t.is_const()) constants_->values[name] = std::vector<float>(t.data->begin(), t.data->end());
+  });
+  return constants_->values;
 }
 
 RunOutput LoadedModel::run(const std::map<std::string, std::vector<float>>& inputs, core::Mode mode, bool timeline) const {
@@ -49,7 +55,7 @@ RunOutput LoadedModel::run(const std::map<std::string, std::vector<float>>& inpu
                                      it->second.size(), want, compiler::shape_str(model_.shapes.at(name))));
     }
   auto value = [&](const std::string& n) -> const std::vector<float>& {
-    if (auto c = constants_.find(n); c != constants_.end()) return c->second;
+    if (auto c = constants().find(n); c != constants().end()) return c->second;
     auto e = inputs.find(n);
     if (e == inputs.end()) throw Error(fmt::format("runtime: tensor '{}' has no value", n));
     return e->second;
