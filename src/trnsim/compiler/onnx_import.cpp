@@ -198,7 +198,9 @@ void add_value(Graph& g, const onnx::ValueInfoProto& v, const std::string& where
   g.tensors[t.name] = std::move(t);
 }
 
-Graph convert(const onnx::ModelProto& m, const std::string& source) {
+// Takes the proto by value-reference to free each initializer's bytes once converted: the
+// model's weights are then never held twice over (proto bytes and IR values).
+Graph convert(onnx::ModelProto& m, const std::string& source) {
   Graph g;
   g.name = m.graph().name().empty() ? source : m.graph().name();
   for (const auto& os : m.opset_import()) {
@@ -208,7 +210,10 @@ Graph convert(const onnx::ModelProto& m, const std::string& source) {
   if (g.opset < kMinOpset || g.opset > kMaxKnownOpset)
     throw UnsupportedError(fmt::format("unsupported: opset {} in '{}' (supported: {}..{})", g.opset, source, kMinOpset, kMaxKnownOpset));
   const auto& gp = m.graph();
-  for (const auto& init : gp.initializer()) g.tensors[init.name()] = tensor_from_proto(init, fmt::format("initializer of '{}'", source));
+  for (auto& init : *m.mutable_graph()->mutable_initializer()) {
+    g.tensors[init.name()] = tensor_from_proto(init, fmt::format("initializer of '{}'", source));
+    std::string().swap(*init.mutable_raw_data());
+  }
   for (const auto& in : gp.input()) {
     if (g.tensors.count(in.name()) && g.tensors[in.name()].is_const()) continue;  // initializer listed as input
     add_value(g, in, "input", true);
@@ -273,9 +278,11 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& source) {
 Graph import_onnx_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(fmt::format("cannot open ONNX model '{}'", path));
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return import_onnx_bytes(ss.str(), path);
+  // Parsed from the stream: no copy of the file's bytes beside the proto.
+  onnx::ModelProto m;
+  if (!m.ParseFromIstream(&f) || !m.has_graph())
+    throw Error(fmt::format("'{}' is not a valid ONNX model (could not parse a ModelProto with a graph)", path));
+  return convert(m, path);
 }
 
 }  // namespace trnsim::compiler
