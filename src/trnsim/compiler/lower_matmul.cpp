@@ -25,7 +25,16 @@ constexpr int64_t kRawCols = 1024;       // row-major A: columns per load (4 KiB
 // DMA queues by role. One transfer of 128 partitions already spans all 16 DMA engines, so a
 // few queues keep the core's DMA bandwidth busy while their fixed costs overlap; operands
 // on queues of their own arrive in the order TensorE needs them instead of all at once.
-constexpr int kQueueA = 0, kQueuesA = 2, kQueueOperand = 2, kQueueB = 3, kQueuesB = 4, kQueueStore = 7, kQueuesStore = 4;
+constexpr int64_t kFewRows = 64;  // rows of A below which a matmul only streams its weight
+constexpr int kQueueA = 0, kQueuesA = 2, kQueueOperand = 2, kQueueB = 3;
+struct Queues {
+  int b, store, stores;
+};
+// A streamed weight gets ten of the sixteen queues: it is the whole kernel's traffic, and each
+// 4 KiB-per-partition load pays ~1.3 us fixed, so many must be in flight. A resident block
+// keeps four (more of them in flight delay the A loads TensorE waits on) unless A is a few
+// rows (decode), when the weight is again all the traffic.
+Queues queues(bool weight_bound) { return weight_bound ? Queues{10, 13, 3} : Queues{4, 7, 4}; }
 
 // A one-view plan over `v` (shape batch + [x, y]) with rows along axis x or y.
 TilePlan plan2(const SView& v, const Shape& batch, bool swap) {
@@ -100,7 +109,12 @@ struct Budget {
   int64_t group = 1;         // row tiles whose A^T stays resident
   bool cache = true;         // A^T cached (false: K too deep, reloaded per use)
   bool stream_b = false;     // K too deep for a double-buffered block: B tiles loaded per use
+  int stream_depth = 4;      // B tiles in flight when streaming
 };
+
+// Columns of one stationary (A^T) tile: the row tile's rows, not a full 128, so that a
+// decode-shaped A (a few rows) stays resident for every K tile.
+int64_t stationary_cols(const MatmulJob& j) { return std::min<int64_t>(128, j.m); }
 
 Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t max_cols, int64_t row_tiles) {
   Budget b;
@@ -115,8 +129,14 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   bn = std::max<int64_t>(kTileN, bn / kTileN * kTileN);
   b.block_n = std::min(bn, max_cols);
   b.stream_b = 2 * ks * std::min<int64_t>(kTileN, max_cols) * eb > for_b;
-  if (b.stream_b) b.block_n = std::min(kTileN, max_cols);
-  const int64_t per_row_tile = ks * 128 * eb;
+  if (b.stream_b) {
+    // Streaming weights (deep K): each load is one K tile of up to 4 KiB per partition of
+    // columns, as many in flight as the weight half of the budget holds.
+    b.block_n = std::min(kMaxBlockBytes / eb, max_cols);
+    const int64_t slot = b.block_n * eb, results = f32_rings * 4 * b.block_n;
+    b.stream_depth = static_cast<int>(std::clamp<int64_t>((for_b - results) / slot, 4, 2 * ks));
+  }
+  const int64_t per_row_tile = ks * stationary_cols(j) * eb;
   const int64_t raw = 2 * std::min<int64_t>(kRawCols, j.k) * 4;
   b.cache = 2 * per_row_tile + raw <= for_a;
   b.group = b.cache ? std::clamp<int64_t>((for_a - raw) / per_row_tile - 1, 1, row_tiles) : 1;
@@ -135,6 +155,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
   const auto ks = kernels::split(j.k, 128);
   const int64_t nks = static_cast<int64_t>(ks.size());
   const std::vector<Piece> pieces = make_pieces(ctx, j);
+  const int64_t eb = numerics::info(j.dtype).bits / 8;
 
   const bool upper = ctx.n.i("sbuf_upper", 0) != 0;
   auto run = [&](int64_t first, int64_t last) {
@@ -152,15 +173,23 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     }
     const Budget bud = plan_budget(kb, j, nks, max_cols, rows_here);
     const int64_t bn = bud.block_n;
+    const Queues q = queues(bud.stream_b || j.m < kFewRows);
     int64_t na_loads = 0, nb_loads = 0, n_stores = 0, n_evac = 0;
     const int st_depth = static_cast<int>(bud.cache ? nks * (bud.group + 1) : 2);
-    TileRing st(kb, isa::Space::SBUF, {128, 128}, j.dtype, st_depth, ctx.n.name + ".stationary");
+    TileRing st(kb, isa::Space::SBUF, {128, stationary_cols(j)}, j.dtype, st_depth, ctx.n.name + ".stationary");
     TileRing araw(kb, isa::Space::SBUF, {128, std::min(kRawCols, j.k)}, DType::F32, 2, ctx.n.name + ".a");
     TileRing tp(kb, isa::Space::PSUM, {128, 128}, DType::F32, 2, ctx.n.name + ".aT");
-    TileRing mv(kb, isa::Space::SBUF, {128, bn}, j.dtype, bud.stream_b ? 4 : static_cast<int>(2 * nks), ctx.n.name + ".moving");
-    TileRing acc(kb, isa::Space::PSUM, {128, std::min(j.n, kTileN)}, DType::F32, 4, ctx.n.name + ".acc");
+    TileRing mv(kb, isa::Space::SBUF, {128, bn}, j.dtype, bud.stream_b ? bud.stream_depth : static_cast<int>(2 * nks), ctx.n.name + ".moving");
+    // Streaming accumulates every 512-column bank of a block at once (one B load per K tile
+    // feeds them all): as many banks plus two, so the next block starts under the evacuation.
+    const int64_t banks = (bn + kTileN - 1) / kTileN;
+    TileRing acc(kb, isa::Space::PSUM, {128, std::min(j.n, kTileN)}, DType::F32, bud.stream_b ? static_cast<int>(banks + 2) : 4,
+                 ctx.n.name + ".acc");
     TileRing res(kb, isa::Space::SBUF, {128, bn}, DType::F32, 2, ctx.n.name + ".result");
-    std::optional<TileRing> opr, tmp;
+    std::optional<TileRing> opr, tmp, ablk;
+    if (!a_rows && nks > 1 && (j.k / 128) * stationary_cols(j) * eb <= kMaxBlockBytes)
+      ablk.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, (j.k / 128) * stationary_cols(j)}, j.dtype, static_cast<int>(bud.group + 1),
+                   ctx.n.name + ".stationary_block");
     if (!j.epilogue.empty()) {
       opr.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32, 2, ctx.n.name + ".operand");
       tmp.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32, 2, ctx.n.name + ".tmp");
@@ -170,6 +199,25 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     // transposed on TensorE 128 x 128 at a time; otherwise each [K tile, M tile] is loaded.
     auto stationary = [&](int64_t bi, Span mt, std::vector<View>& out) {
       out.clear();
+      const int64_t full = j.k / 128;  // whole K tiles: one DMA for all of them when small
+      if (!a_rows && full > 1 && full * mt.size * eb <= kMaxBlockBytes) {
+        // A decode-shaped A^T (a few columns per K tile) would cost one fixed-latency DMA per
+        // K tile; a single DMA lays every whole K tile side by side instead.
+        View blk = kernels::corner(ablk->next(), 128, full * mt.size);
+        isa::AccessPattern src = ctx.view(j.a, pa_t, 0, bi, {0, 128}, mt).ap();
+        if (src.ndims >= isa::kMaxFreeDims) throw UnsupportedError(fmt::format("unsupported: op MatMul (A view rank) at node '{}'", ctx.n.name));
+        for (int d = src.ndims; d > 0; --d) src.dims[d] = src.dims[d - 1];
+        src.dims[0] = {static_cast<int32_t>(128 * src.partition_stride), static_cast<int32_t>(full)};
+        ++src.ndims;
+        kb.load(blk, View(src, {128, full * mt.size}, -1), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
+        for (int64_t i = 0; i < full; ++i) out.push_back(blk.slice({{0, 128}, {i * mt.size, (i + 1) * mt.size}}));
+        for (size_t i = static_cast<size_t>(full); i < ks.size(); ++i) {
+          View s = kernels::corner(st.next(), ks[i].size, mt.size);
+          kb.load(s, ctx.view(j.a, pa_t, 0, bi, ks[i], mt), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
+          out.push_back(s);
+        }
+        return;
+      }
       if (!a_rows) {
         for (const Span& kt : ks) {
           View s = kernels::corner(st.next(), kt.size, mt.size);
@@ -225,7 +273,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
         std::vector<View> block;  // B[kt, cb] for every K tile: one DMA each
         auto load_b = [&](const Span& kt, const Span& cols) {
           View m = kernels::corner(mv.next(), kt.size, cols.size);
-          kb.load(m, ctx.view(j.b, pb, 0, bi, kt, cols), {.queue = kQueueB + static_cast<int>(nb_loads++ % kQueuesB)});
+          kb.load(m, ctx.view(j.b, pb, 0, bi, kt, cols), {.queue = kQueueB + static_cast<int>(nb_loads++ % q.b)});
           return m;
         };
         if (!bud.stream_b)
@@ -241,7 +289,22 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
           const Span mt = pieces[static_cast<size_t>(r)].mt;
           const int64_t rb = pieces[static_cast<size_t>(r)].bi;  // this row tile's batch index
           View out = kernels::corner(res.next(), mt.size, cb.size);
-          for (const Span& s : kernels::split(cb.size, kTileN)) {
+          if (bud.stream_b) {
+            // One load of B[kt, block] per K tile, read by every bank's accumulation.
+            const auto subs = kernels::split(cb.size, kTileN);
+            std::vector<View> ps;
+            for (const Span& s : subs) ps.push_back(kernels::corner(acc.next(), mt.size, s.size));
+            for (int64_t ki = 0; ki < nks; ++ki) {
+              const Span& kt = ks[static_cast<size_t>(ki)];
+              const View stat = bud.cache ? cached[static_cast<size_t>(r - g0)][static_cast<size_t>(ki)] : stationary_one(rb, mt, kt);
+              const View m = load_b(kt, cb);
+              for (size_t si = 0; si < subs.size(); ++si)
+                kb.matmul(ps[si], stat, m.slice({{0, kt.size}, {subs[si].begin, subs[si].end()}}), ki == 0, ki + 1 == nks);
+            }
+            for (size_t si = 0; si < subs.size(); ++si)
+              kb.activation(out.slice({{0, mt.size}, {subs[si].begin, subs[si].end()}}), ps[si], ActFunc::Copy);
+          }
+          for (const Span& s : bud.stream_b ? std::vector<Span>{} : kernels::split(cb.size, kTileN)) {
             View ps = kernels::corner(acc.next(), mt.size, s.size);
             for (int64_t ki = 0; ki < nks; ++ki)
               kb.matmul(ps, bud.cache ? cached[static_cast<size_t>(r - g0)][static_cast<size_t>(ki)] : stationary_one(rb, mt, ks[static_cast<size_t>(ki)]),
@@ -276,7 +339,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
             if (ep.operand_first) apply_elementwise(kb, ctx.n, ep.op, out, o, &out, nullptr, t, false);
             else apply_elementwise(kb, ctx.n, ep.op, out, out, &o, nullptr, t, false);
           }
-          kb.store(ctx.view(j.out, po, 0, rb, mt, cb), out, {.queue = kQueueStore + static_cast<int>(n_stores++ % kQueuesStore)});
+          kb.store(ctx.view(j.out, po, 0, rb, mt, cb), out, {.queue = q.store + static_cast<int>(n_stores++ % q.stores)});
         }
       }
       g0 = g1;

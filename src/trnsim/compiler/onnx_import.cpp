@@ -292,7 +292,9 @@ void add_value(Graph& g, const onnx::ValueInfoProto& v, const std::string& where
   g.tensors[t.name] = std::move(t);
 }
 
-Graph convert(const onnx::ModelProto& m, const std::string& source, const std::filesystem::path* model_dir) {
+// Takes the proto by reference to free each initializer's bytes once converted: the model's
+// weights are then never held twice over (proto bytes and IR values).
+Graph convert(onnx::ModelProto& m, const std::string& source, const std::filesystem::path* model_dir) {
   Graph g;
   g.name = m.graph().name().empty() ? source : m.graph().name();
   for (const auto& os : m.opset_import()) {
@@ -306,7 +308,10 @@ Graph convert(const onnx::ModelProto& m, const std::string& source, const std::f
   if (g.opset < kMinOpset || g.opset > kMaxKnownOpset)
     throw UnsupportedError(fmt::format("unsupported: opset {} in '{}' (supported: {}..{})", g.opset, source, kMinOpset, kMaxKnownOpset));
   const auto& gp = m.graph();
-  for (const auto& init : gp.initializer()) g.tensors[init.name()] = tensor_from_proto(init, fmt::format("initializer of '{}'", source), model_dir);
+  for (auto& init : *m.mutable_graph()->mutable_initializer()) {
+    g.tensors[init.name()] = tensor_from_proto(init, fmt::format("initializer of '{}'", source), model_dir);
+    std::string().swap(*init.mutable_raw_data());
+  }
   for (const auto& in : gp.input()) {
     if (g.tensors.count(in.name()) && g.tensors[in.name()].is_const()) continue;  // initializer listed as input
     if (std::find(g.inputs.begin(), g.inputs.end(), in.name()) != g.inputs.end())
@@ -381,14 +386,19 @@ onnx::ModelProto parse(const std::string& bytes, const std::string& source) {
 
 }  // namespace
 
-Graph import_onnx_bytes(const std::string& bytes, const std::string& source) { return convert(parse(bytes, source), source, nullptr); }
+Graph import_onnx_bytes(const std::string& bytes, const std::string& source) {
+  onnx::ModelProto m = parse(bytes, source);
+  return convert(m, source, nullptr);
+}
 
 Graph import_onnx_file(const std::string& path) {
   if (!std::ifstream(path, std::ios::binary)) throw Error(fmt::format("cannot open ONNX model '{}'", path));
   // Bounded: /dev/zero or a FIFO is refused at protobuf's limit for one message.
-  const std::string bytes = read_file_bounded(path, int64_t{2} << 30, "protobuf's limit for an ONNX model");
+  std::string bytes = read_file_bounded(path, int64_t{2} << 30, "protobuf's limit for an ONNX model");
+  onnx::ModelProto m = parse(bytes, path);
+  std::string().swap(bytes);  // the proto holds the weights now: never twice over
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  return convert(parse(bytes, path), path, &dir);
+  return convert(m, path, &dir);
 }
 
 }  // namespace trnsim::compiler

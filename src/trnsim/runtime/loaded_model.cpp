@@ -25,7 +25,6 @@ LoadedModel::LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpe
         if (std::fabs(v) > 16777216.0)
           throw UnsupportedError(fmt::format("unsupported: constant '{}' holds the integer {}, beyond 2^24 (the chip holds it as fp32)",
                                              name, v));
-    constants_[name] = std::vector<float>(t.data->begin(), t.data->end());
   }
   linked_ = link_segments(model, overlap);
   for (size_t si : linked_.kernel_segment) {
@@ -55,6 +54,14 @@ void add_energy(Report& r, const core::RunResult& res, double t_s, bool samples)
 }
 }  // namespace
 
+const std::map<std::string, std::vector<float>>& LoadedModel::constants() const {
+  std::call_once(constants_->once, [&] {
+    for (const auto& [name, t] : model_.graph.tensors)
+      if (t.is_const()) constants_->values[name] = std::vector<float>(t.data->begin(), t.data->end());
+  });
+  return constants_->values;
+}
+
 RunOutput LoadedModel::run(const std::map<std::string, std::vector<float>>& inputs, core::Mode mode, bool timeline) const {
   const auto wall0 = std::chrono::steady_clock::now();
   const bool functional = mode == core::Mode::Functional;
@@ -74,7 +81,7 @@ RunOutput LoadedModel::run(const std::map<std::string, std::vector<float>>& inpu
                                      it->second.size(), want, compiler::shape_str(model_.shapes.at(name))));
     }
   auto value = [&](const std::string& n) -> const std::vector<float>& {
-    if (auto c = constants_.find(n); c != constants_.end()) return c->second;
+    if (auto c = constants().find(n); c != constants().end()) return c->second;
     auto e = inputs.find(n);
     if (e == inputs.end()) throw Error(fmt::format("runtime: tensor '{}' has no value", n));
     return e->second;

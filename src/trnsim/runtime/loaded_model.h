@@ -7,6 +7,8 @@
 // how much of it ran under earlier ops, its FLOPs and HBM bytes, and names the ops fused in.
 #pragma once
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -82,7 +84,13 @@ class LoadedModel {
  private:
   const compiler::CompiledModel& model_;
   const hw::ChipSpec& chip_;
-  std::map<std::string, std::vector<float>> constants_;
+  // The constants as fp32, made at the first functional run: a timing run reads no weights.
+  struct Constants {
+    std::once_flag once;
+    std::map<std::string, std::vector<float>> values;
+  };
+  std::shared_ptr<Constants> constants_ = std::make_shared<Constants>();
+  const std::map<std::string, std::vector<float>>& constants() const;
   LinkedModel linked_;
   struct KernelFacts {
     uint64_t instructions = 0;

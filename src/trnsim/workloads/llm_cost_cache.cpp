@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "trnsim/compiler/lower_matmul.h"
+
 namespace trnsim::workloads {
 
 std::string cost_cache_dir() {
@@ -19,7 +21,7 @@ CostCache::CostCache(const std::string& scope, bool use_disk) {
   if (!use_disk) return;
   const std::string dir = cost_cache_dir();
   if (dir.empty()) return;
-  path_ = fmt::format("{}/llm-costs-v{}-{}.txt", dir, kCostModelVersion, scope);
+  path_ = fmt::format("{}/llm-costs-v{}-lower{}-{}.txt", dir, kCostModelVersion, compiler::kLoweringVersion, scope);
   std::ifstream in(path_);
   std::string line;
   while (std::getline(in, line)) {

@@ -56,6 +56,28 @@ TEST(Lowering, BatchedMatmulWithBroadcastAndManyTiles) {
   expect_close(run1(m, {{"a", a}, {"b", b}}, "y"), want, 1e-4, 1e-4);
 }
 
+// Decode-shaped matmuls stream the weight (K too deep for a resident block): one load per
+// K tile feeds every 512-column bank, and A^T of a few rows comes in one DMA. Both row counts
+// below the tile (1 and 3), a partial last K tile, two column blocks, two batch indices.
+TEST(Lowering, DecodeShapedMatmulStreamsWeightsCorrectly) {
+  for (const int M : {1, 3}) {
+    const int B = 2, K = 2000, N = 1300;
+    OnnxModel m;
+    m.input("a", {B, M, K}).input("b", {K, N});
+    m.node("MatMul", {"a", "b"}, {"y"});
+    m.output("y");
+    auto a = values(B * M * K, 5), b = values(K * N, 6);
+    std::vector<double> want(static_cast<size_t>(B) * M * N);
+    for (int r = 0; r < B * M; ++r)
+      for (int c = 0; c < N; ++c) {
+        double acc = 0;
+        for (int k = 0; k < K; ++k) acc += double(a[size_t(r) * K + k]) * b[size_t(k) * N + c];
+        want[size_t(r) * N + c] = acc;
+      }
+    expect_close(run1(m, {{"a", a}, {"b", b}}, "y"), want, 1e-4, 1e-4);
+  }
+}
+
 TEST(Lowering, Bf16PolicyRoundsMatmulOperandsOnly) {
   OnnxModel m;
   m.input("a", {64, 96}).input("b", {96, 32});
