@@ -132,6 +132,7 @@ collectives::CollectiveRunner& TensorParallelModel::runner(const compiler::TpCol
     co.ranks_per_chip = 1;  // one rank per chip: the shard runs on the chip's NeuronCores
     co.dtype = eb == 2 ? numerics::DType::BF16 : numerics::DType::F32;  // only the element size matters to the time
     co.algorithm = opt_.algorithm;
+    co.launch = collectives::Launch::InProgram;  // inside the compiled model: a semaphore hop, no program launch
     slot = std::make_unique<collectives::CollectiveRunner>(system_, co);
   }
   return *slot;

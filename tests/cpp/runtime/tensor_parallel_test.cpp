@@ -153,6 +153,7 @@ double collective_time(collectives::Op op, int ranks, int64_t bytes, numerics::D
   co.ranks = ranks;
   co.ranks_per_chip = 1;
   co.dtype = dt;
+  co.launch = collectives::Launch::InProgram;  // inside the compiled model: no program launch
   return collectives::CollectiveRunner(trn2_system(), co).time(bytes).time_s;
 }
 
@@ -217,10 +218,11 @@ TEST(TensorParallel, TimingSharesAndSequentialDependency) {
   // Attention then MLP: everything after each all-reduce reads its sum, nothing overlaps.
   EXPECT_NEAR(t.exposed_communication_time_s, t.communication_time_s, 1e-12);
   EXPECT_NEAR(t.time_s, t.compute_time_s + t.communication_time_s, 1e-12);
-  // The all-reduce time is the collective layer's own for those bytes on 4 chips.
+  // The all-reduce time is the collective layer's own (in-program) for those bytes on 4 chips.
   collectives::CollectiveOptions co;
   co.ranks = 4;
   co.ranks_per_chip = 1;
+  co.launch = collectives::Launch::InProgram;
   collectives::CollectiveRunner cr(trn2_system(), co);
   EXPECT_DOUBLE_EQ(t.all_reduces[0].time_s, cr.time(t.all_reduces[0].bytes).time_s);
   // The per-rank compute is smaller than the single chip's (the MatMuls are split).
