@@ -100,11 +100,11 @@ std::string cell(const json& v, const char* f = "{:.4g}") {
 std::string table(const json& j) {
   const json& rows = j["systems"];
   std::string t = fmt::format("============ compare: {} ============\n", j["model"].get<std::string>());
-  t += fmt::format("  {:<40}", "");
+  t += fmt::format("  {:<46}", "");
   for (const auto& r : rows) t += fmt::format(" {:>22}", r["system"].get<std::string>());
   t += "\n";
   auto line = [&](const std::string& name, const std::string& key, double scale, const char* f) {
-    t += fmt::format("  {:<40}", name);
+    t += fmt::format("  {:<46}", name);
     for (const auto& r : rows) {
       const json v = r[key].is_number() ? json(r[key].get<double>() * scale) : json(nullptr);
       std::string c = cell(v, f);
@@ -142,10 +142,11 @@ std::string table(const json& j) {
                    a["slo_tpot_s"].get<double>(), 100 * a["slo_attainment_target"].get<double>(), a["pue"].get<double>(),
                    a["kwh_usd"].get<double>());
   t += "  USD per million = instance price / chips per instance x chips x simulated time (h) / (output tokens / 1e6)\n";
+  t += "  J per token (facility) = (chips' simulated energy + host power x chips / chips per instance x time) x PUE / output tokens\n";
   for (const auto& r : rows) {
     const json& p = r["price"];
-    t += fmt::format("  {}: {} chips x {:.2f} s = {:.5g} chip-hours, {} output tokens, {} chips per instance, fleet busy "
-                     "{:.1f}% (utilisation), host {:g} W per instance\n",
+    t += fmt::format("  {}: {} chips x {:.2f} s = {:.5g} chip-hours, {} output tokens, {} chips per instance, replicas busy "
+                     "{:.1f}% of the time (utilisation), host {:g} W per instance\n",
                      r["system"].get<std::string>(), r["chips"].get<int>(), r["time_s"].get<double>(),
                      r["chip_hours"].get<double>(), r["output_tokens"].get<int64_t>(), r["chips_per_instance"].get<int>(),
                      100 * r["busy_fraction"].get<double>(), r["host_power_per_instance_w"].get<double>());
