@@ -113,3 +113,13 @@ def test_bad_input_is_one_line_exit_2(args, words):
     assert p.stderr.startswith("trnsim: error:") and words in p.stderr and p.stderr.count("\n") == 1
     with pytest.raises(trnsim.ConfigError):
         trnsim.compare("llama-3.1-8b", ["nope"], rate=5, requests=20)
+
+
+def test_offline_is_a_fixed_fleet_throughput_run():
+    # Offline queues every request at time 0: no load to size for, so --replicas (default 1).
+    j = trnsim.compare("llama-3.1-8b", ["p5.48xlarge", "p5en.48xlarge"], offline=True, requests=200)
+    for row in j["systems"]:
+        assert row["fleet_sizing"] == "fixed: offline run" and row["replicas"] == 1
+        assert len(row["sizing_trials"]) == 1
+    solo = trnsim.serve("llama-3.1-8b", "p5.48xlarge", 1, offline=True, requests=200, slo="mlperf-server")
+    assert j["systems"][0]["output_token_throughput_tps"] == solo["output_token_throughput_tps"]
