@@ -13,6 +13,7 @@ from trnsim.gpu import gpu_offline
 from trnsim.llm import llm, llm_model, llm_models
 from trnsim.train import train
 from trnsim.serve import serve, serve_options
+from trnsim.compare import compare
 
 __version__ = _core.__version__
 
@@ -25,6 +26,7 @@ __all__ += ["train"]
 __all__ += ["gpu_offline"]
 __all__ += ["llm", "llm_model", "llm_models"]
 __all__ += ["serve", "serve_options"]
+__all__ += ["compare"]
 
 from trnsim.progress import Progress
 
