@@ -1,5 +1,13 @@
-// Conv (N-d, grouped, dilated, strided, padded): im2col as strided window Slices + Concat and
-// one MatMul per group; depthwise convolutions as per-tap scaled windows.
+// Conv (N-d, grouped, dilated, strided, padded) as im2col + MatMul (implicit GEMM on TensorE
+// through the weight-stationary matmul lowering). Per-form rule:
+//  - group 1: a 1x1 stride-1 unpadded conv reads x as [N, C, P] directly (no copy); any other
+//    kernel/stride/dilation/padding builds its columns with ONE Im2col node, a single overlapping
+//    strided DMA access pattern over the padded input (no per-tap Slice nodes, no Concat);
+//  - depthwise (Cg == Mg == 1): per-tap scaled windows (VectorE multiply-accumulate);
+//  - other groups: per group Slices + the same Im2col + MatMul.
+#include <algorithm>
+
+#include "trnsim/compiler/lower_elementwise.h"
 #include "trnsim/compiler/op_unit.h"
 
 namespace trnsim::compiler {
@@ -18,12 +26,95 @@ void infer(Graph& g, const Node& n) {
   set_output(g, n, 0, window_output_shape(n, x, k, w[0]), input(g, n, 0).type);
 }
 
+// The Im2col attributes: kernel_shape, strides, dilations, out_spatial (the output's spatial dims).
+Shape im2col_shape(const Node& n, const Shape& x) {
+  const auto k = n.ints("kernel_shape"), o = n.ints("out_spatial");
+  return {x[0], x[1] * numel(k), numel(o)};
+}
+
+void infer_im2col(Graph& g, const Node& n) {
+  const Shape& x = input(g, n, 0).shape;
+  if (x.size() != n.ints("kernel_shape").size() + 2) throw ShapeError(fmt::format("node '{}': Im2col input {} for a {}-d kernel", n.name, shape_str(x), n.ints("kernel_shape").size()));
+  set_output(g, n, 0, im2col_shape(n, x), input(g, n, 0).type);
+}
+
+// The input read as [N, C, k_1..k_d, o_1..o_d]: element (n, c, k, o) is
+// x[n, c, o_i * stride_i + k_i * dilation_i] (overlapping windows, one access pattern).
+SView im2col_source(const Node& n, const std::string& x, const Shape& xs) {
+  const auto k = n.ints("kernel_shape"), o = n.ints("out_spatial");
+  const size_t sp = k.size();
+  const auto st = n.ints("strides", std::vector<int64_t>(sp, 1)), dil = n.ints("dilations", std::vector<int64_t>(sp, 1));
+  const auto xst = row_major_strides(xs);
+  SView v{x, 0, {xs[0], xs[1]}, {xst[0], xst[1]}};
+  for (size_t i = 0; i < sp; ++i) { v.shape.push_back(k[i]); v.strides.push_back(dil[i] * xst[2 + i]); }
+  for (size_t i = 0; i < sp; ++i) { v.shape.push_back(o[i]); v.strides.push_back(st[i] * xst[2 + i]); }
+  return v;
+}
+
+void eval_im2col(Graph& g, const Node& n, std::vector<double>& out) {
+  const auto& x = data(g, n.inputs[0]);
+  const SView v = im2col_source(n, n.inputs[0], input(g, n, 0).shape);
+  std::vector<int64_t> idx(v.shape.size(), 0);
+  for (size_t i = 0; i < out.size(); ++i) {
+    int64_t off = v.offset;
+    for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * v.strides[d];
+    out[i] = x[static_cast<size_t>(off)];
+    for (size_t d = idx.size(); d-- > 0;) {
+      if (++idx[d] < v.shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// One DMA copy of the overlapping windows into the column tensor. The axes are ordered so the
+// DMA tiles are few and wide: channels on the rows when the output rows are short (deep layers,
+// small images), output rows on the rows otherwise.
+void lower_im2col(LowerCtx& ctx) {
+  const Node& n = ctx.n;
+  const Shape& xs = ctx.g.tensor(n.inputs[0]).shape;
+  SView in = im2col_source(n, n.inputs[0], xs);
+  SView out = row_major(n.outputs[0], in.shape);
+  if (numel(in.shape) == 0) return;
+  const size_t r = in.shape.size(), sp = (r - 2) / 2;
+  const int64_t C = xs[1], rows = in.shape[r - 2];
+  const int64_t by_rows = C * ((rows + 127) / 128), by_channels = (sp > 1 ? rows : 1) * ((C + 127) / 128);
+  if (sp >= 1 && by_channels < by_rows) {
+    // [N, k..., o_1..o_{d-1}, C, o_d]
+    std::vector<size_t> perm = {0};
+    for (size_t i = 2; i < r - 1; ++i) perm.push_back(i);
+    perm.push_back(1);
+    perm.push_back(r - 1);
+    SView a{in.tensor, in.offset, {}, {}}, b{out.tensor, out.offset, {}, {}};
+    for (auto d : perm) {
+      a.shape.push_back(in.shape[d]); a.strides.push_back(in.strides[d]);
+      b.shape.push_back(out.shape[d]); b.strides.push_back(out.strides[d]);
+    }
+    in = a;
+    out = b;
+  }
+  copy_kernel(ctx, out, in);
+}
+
+// The columns [N, C*KK, P] of x (unpadded input: pads x first) for the conv node n.
+std::string im2col(GraphEditor& e, const Node& n, const std::string& xp, const Shape& kernel, const Shape& os) {
+  const Shape xs = shape_of(e.graph(), xp);
+  const size_t sp = kernel.size();
+  const auto st = n.ints("strides", std::vector<int64_t>(sp, 1)), dil = n.ints("dilations", std::vector<int64_t>(sp, 1));
+  Shape o(os.begin() + 2, os.end());
+  bool identity = true;
+  for (size_t i = 0; i < sp; ++i) identity &= kernel[i] == 1 && st[i] == 1 && o[i] == xs[2 + i];
+  if (identity) return reshape(e, n.name + ".im2col", xp, {xs[0], xs[1], numel(o)});  // 1x1 stride 1: x is its own im2col
+  return e.add(OpKind::Im2col, n.name + ".im2col", {xp},
+               {{"kernel_shape", std::vector<int64_t>(kernel.begin(), kernel.end())}, {"strides", st}, {"dilations", dil},
+                {"out_spatial", std::vector<int64_t>(o.begin(), o.end())}});
+}
+
 bool decompose(GraphEditor& e, const Node& n) {
   Graph& g = e.graph();
   const Shape xs = shape_of(g, n.inputs[0]), ws = shape_of(g, n.inputs[1]), os = shape_of(g, n.outputs[0]);
-  const int64_t group = n.i("group", 1), N = xs[0], M = ws[0], Cg = ws[1], Mg = M / group;
+  const int64_t group = n.i("group", 1), M = ws[0], Cg = ws[1], Mg = M / group;
   const Shape kernel(ws.begin() + 2, ws.end());
-  const int64_t KK = numel(kernel), P = numel(Shape(os.begin() + 2, os.end()));
+  const int64_t KK = numel(kernel);
   std::string xp = pad_spatial(e, n, n.inputs[0], window_params(n, xs, kernel), 0.0);
   if (group > 1 && Cg == 1 && Mg == 1) {
     // Depthwise (one input and one output channel per group): im2col per group would be one
@@ -51,14 +142,7 @@ bool decompose(GraphEditor& e, const Node& n) {
       xg = e.add(OpKind::Slice, n.name + ".group", {xp, e.ints("s", {gi * Cg}), e.ints("e", {(gi + 1) * Cg}), e.ints("a", {1})});
       wg = e.add(OpKind::Slice, n.name + ".wgroup", {wg, e.ints("s", {gi * Mg}), e.ints("e", {(gi + 1) * Mg}), e.ints("a", {0})});
     }
-    // im2col: [N, Cg, KK, P] from KK strided windows, then [N, Cg*KK, P].
-    std::vector<std::string> cols;
-    for (const auto& w : windows(e, n, xg, kernel, os)) {
-      Shape s = {N, Cg, 1, P};
-      cols.push_back(reshape(e, n.name + ".col", w, s));
-    }
-    std::string col = cols.size() == 1 ? cols[0] : e.add(OpKind::Concat, n.name + ".im2col", cols, {{"axis", int64_t{2}}});
-    col = reshape(e, n.name + ".im2col", col, {N, Cg * KK, P});
+    std::string col = im2col(e, n, xg, kernel, os);  // [N, Cg*KK, P]
     std::string w2 = reshape(e, n.name + ".weight", wg, {Mg, Cg * KK});
     per_group.push_back(e.add(OpKind::MatMul, n.name, {w2, col}));   // [N, Mg, P]
   }
@@ -77,6 +161,10 @@ void register_conv(OpRegistry& r) {
   r.push_back({.kind = OpKind::Conv, .name = "Conv", .cls = OpClass::Compute, .min_inputs = 2, .max_inputs = 3,
                .attributes = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"},
                .rules = {.infer = infer, .decompose = decompose}});
+  r.push_back({.kind = OpKind::Im2col, .name = "Im2col", .cls = OpClass::Movement, .min_inputs = 1, .max_inputs = 1,
+               .attributes = {"kernel_shape", "strides", "dilations", "out_spatial"},
+               .internal = true,
+               .rules = {.infer = infer_im2col, .eval = eval_im2col, .lower = lower_im2col}});
 }
 
 }  // namespace trnsim::compiler
