@@ -136,7 +136,9 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
     const int64_t slot = b.block_n * eb, results = f32_rings * 4 * b.block_n;
     b.stream_depth = static_cast<int>(std::clamp<int64_t>((for_b - results) / slot, 4, 2 * ks));
   }
-  const int64_t per_row_tile = ks * stationary_cols(j) * eb;
+  // Each stationary tile takes at least one allocation granule (64 bytes per partition): a
+  // few-row A over a very deep K (VGG's 25,088) is 196 granules, not 196 x 2 bytes.
+  const int64_t per_row_tile = ks * std::max<int64_t>(stationary_cols(j) * eb, 64);
   const int64_t raw = 2 * std::min<int64_t>(kRawCols, j.k) * 4;
   b.cache = 2 * per_row_tile + raw <= for_a;
   b.group = b.cache ? std::clamp<int64_t>((for_a - raw) / per_row_tile - 1, 1, row_tiles) : 1;
