@@ -291,8 +291,19 @@ void lower_elementwise(LowerCtx& ctx) {
     });
     return;
   }
+  // A fused chain (fuse_elementwise.h): its operands are loaded with the head's inputs, and
+  // each op runs in place on the output tile before the one store.
+  const size_t own = ins.size();
+  for (const auto& e : n.epilogue)
+    if (!e.operand.empty()) ins.push_back(broadcast_view(e.operand, g.tensor(e.operand).shape, os));
   elementwise_kernel(ctx, out, ins, [&](const View& o, const std::vector<View>& t, const View& tmp) {
-    apply_elementwise(ctx.kb, n, n.op, o, t[0], t.size() > 1 ? &t[1] : nullptr, t.size() > 2 ? &t[2] : nullptr, tmp, integral);
+    apply_elementwise(ctx.kb, n, n.op, o, t[0], own > 1 ? &t[1] : nullptr, own > 2 ? &t[2] : nullptr, tmp, integral);
+    size_t k = own;
+    for (const auto& e : n.epilogue) {
+      if (e.operand.empty()) apply_elementwise(ctx.kb, n, e.op, o, o, nullptr, nullptr, tmp, false);
+      else if (e.operand_first) apply_elementwise(ctx.kb, n, e.op, o, t[k++], &o, nullptr, tmp, false);
+      else apply_elementwise(ctx.kb, n, e.op, o, o, &t[k++], nullptr, tmp, false);
+    }
   });
 }
 
