@@ -210,6 +210,17 @@ void elementwise_kernel(LowerCtx& ctx, const SView& out, const std::vector<SView
         tiles.push_back(kernels::corner(*filled[i], rs.size, cs.size));
         continue;
       }
+      if (p.col_stride[i + 1] == 0 && cs.size > 1) {
+        // Constant along the row (a per-row scale such as a norm's 1/rms): one element per
+        // partition, read back with a zero stride, instead of a DMA of 4-byte runs.
+        View one = kernels::corner(rings[i]->next(), rs.size, 1);
+        kb.load(one, ctx.view(ins[i], p, i + 1, o, rs, {cs.begin, 1}));
+        isa::AccessPattern ap = one.ap();
+        ap.ndims = 1;
+        ap.dims[0] = {0, static_cast<int32_t>(cs.size)};
+        tiles.push_back(View(ap, {rs.size, cs.size}, one.buffer()));
+        continue;
+      }
       View t = kernels::corner(rings[i]->next(), rs.size, cs.size);
       kb.load(t, ctx.view(ins[i], p, i + 1, o, rs, cs));
       tiles.push_back(t);
