@@ -210,6 +210,17 @@ void elementwise_kernel(LowerCtx& ctx, const SView& out, const std::vector<SView
         tiles.push_back(kernels::corner(*filled[i], rs.size, cs.size));
         continue;
       }
+      if (p.col_stride[i + 1] == 0 && cs.size > 1) {
+        // Constant along the row (a per-row scale such as a norm's 1/rms): one element per
+        // partition, read back with a zero stride, instead of a DMA of 4-byte runs.
+        View one = kernels::corner(rings[i]->next(), rs.size, 1);
+        kb.load(one, ctx.view(ins[i], p, i + 1, o, rs, {cs.begin, 1}));
+        isa::AccessPattern ap = one.ap();
+        ap.ndims = 1;
+        ap.dims[0] = {0, static_cast<int32_t>(cs.size)};
+        tiles.push_back(View(ap, {rs.size, cs.size}, one.buffer()));
+        continue;
+      }
       View t = kernels::corner(rings[i]->next(), rs.size, cs.size);
       kb.load(t, ctx.view(ins[i], p, i + 1, o, rs, cs));
       tiles.push_back(t);
@@ -291,8 +302,19 @@ void lower_elementwise(LowerCtx& ctx) {
     });
     return;
   }
+  // A fused chain (fuse_elementwise.h): its operands are loaded with the head's inputs, and
+  // each op runs in place on the output tile before the one store.
+  const size_t own = ins.size();
+  for (const auto& e : n.epilogue)
+    if (!e.operand.empty()) ins.push_back(broadcast_view(e.operand, g.tensor(e.operand).shape, os));
   elementwise_kernel(ctx, out, ins, [&](const View& o, const std::vector<View>& t, const View& tmp) {
-    apply_elementwise(ctx.kb, n, n.op, o, t[0], t.size() > 1 ? &t[1] : nullptr, t.size() > 2 ? &t[2] : nullptr, tmp, integral);
+    apply_elementwise(ctx.kb, n, n.op, o, t[0], own > 1 ? &t[1] : nullptr, own > 2 ? &t[2] : nullptr, tmp, integral);
+    size_t k = own;
+    for (const auto& e : n.epilogue) {
+      if (e.operand.empty()) apply_elementwise(ctx.kb, n, e.op, o, o, nullptr, nullptr, tmp, false);
+      else if (e.operand_first) apply_elementwise(ctx.kb, n, e.op, o, t[k++], &o, nullptr, tmp, false);
+      else apply_elementwise(ctx.kb, n, e.op, o, o, &t[k++], nullptr, tmp, false);
+    }
   });
 }
 

@@ -8,6 +8,7 @@
 #include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/decompose.h"
 #include "trnsim/compiler/fuse_attention.h"
+#include "trnsim/compiler/fuse_elementwise.h"
 #include "trnsim/compiler/fuse_gelu.h"
 #include "trnsim/compiler/fusion.h"
 #include "trnsim/compiler/memory_plan.h"
@@ -25,6 +26,7 @@ const std::vector<Pass>& compiler_passes() {
       {"attention-fusion", true, [](PassState& s) { fuse_attention(s.g); }},
       {"gelu-fusion", true, [](PassState& s) { fuse_gelu(s.g); }},
       {"fusion", true, [](PassState& s) { fuse_epilogues(s.g); }},
+      {"elementwise-fusion", true, [](PassState& s) { fuse_elementwise(s.g); }},
       {"dead-code", true, [](PassState& s) { eliminate_dead_code(s.g); }},
       {"core-split", true, [](PassState& s) { split_across_cores(s.g, s.cores); }},
       {"sbuf-placement", true, [](PassState& s) { place_sbuf_halves(s.g); }},

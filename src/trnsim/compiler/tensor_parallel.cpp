@@ -385,7 +385,7 @@ TensorParallelPlan shard_tensor_parallel(Graph g, int tp, const ShardOptions& op
     PassState st{s, so};
     st.cores = opt.cores;
     std::vector<std::string_view> passes;
-    if (opt.fuse) passes = {"attention-fusion", "fusion"};
+    if (opt.fuse) passes = {"attention-fusion", "fusion", "elementwise-fusion"};
     passes.push_back("dead-code");
     if (opt.cores > 0) passes.push_back("core-split");
     run_passes(st, passes);
