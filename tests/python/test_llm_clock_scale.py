@@ -51,3 +51,12 @@ def test_cli_clock_scale_outside_operating_points_is_one_line_error():
                        capture_output=True, text=True, timeout=120, env=dict(os.environ))
     assert p.returncode == 2 and p.stderr.startswith("trnsim: error:") and "clock scale 0.2" in p.stderr
     assert p.stderr.count("\n") == 1
+
+
+def test_serve_clock_scale():
+    kw = dict(offline=True, requests=4, input=128, output=8)
+    full = trnsim.serve("llama-3-8b", "trn1.32xlarge", 2, **kw)
+    same = trnsim.serve("llama-3-8b", "trn1.32xlarge", 2, clock_scale=1.0, **kw)
+    half = trnsim.serve("llama-3-8b", "trn1.32xlarge", 2, clock_scale=0.5, **kw)
+    assert same["time_s"] == full["time_s"] and half["clock_scale"] == 0.5
+    assert full["time_s"] < half["time_s"] <= 2 * full["time_s"]
