@@ -75,6 +75,8 @@ Register reg{{"llm",
                 sub.add_option("--weights", a->d.weights, "weight storage: bf16 (default), fp8 or int8");
                 sub.add_flag("--sequence-parallel", a->d.sequence_parallel,
                              "norms and residuals split over the TP ranks (reduce-scatter + all-gather)");
+                sub.add_option("--clock-scale", a->d.clock_scale,
+                               "run the chips' engines at this fraction of the published clocks (DVFS; HBM keeps its rate)");
                 sub.add_option("--kv-dtype", a->d.kv_dtype, "KV-cache dtype: bf16 (default) or fp8");
                 sub.add_option("--batch", a->r.batch, "sequences decoded together")->required();
                 sub.add_option("--input", a->r.input, "prompt tokens per sequence")->required();

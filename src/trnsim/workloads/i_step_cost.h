@@ -24,6 +24,9 @@ struct Deployment {
   // Added by the llm engineer (additive): Megatron sequence parallelism for the norms and
   // residuals (tokens split over the TP ranks; all-reduce -> reduce-scatter + all-gather).
   bool sequence_parallel = false;
+  // Added by dvfs (additive): DVFS operating point of the chips' engine clocks
+  // (hw::at_clock_scale; HBM and links keep their rates). 1 = the published clocks.
+  double clock_scale = 1.0;
 };
 
 struct PrefillChunk {

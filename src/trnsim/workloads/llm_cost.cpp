@@ -7,6 +7,7 @@
 #include <map>
 
 #include "trnsim/common/error.h"
+#include "trnsim/hw/energy_loader.h"
 #include "trnsim/hw/gpu_spec.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/workloads/gpu_step_cost.h"
@@ -42,6 +43,7 @@ TrainiumStepCost::TrainiumStepCost(const ModelDesc& model, const Deployment& d, 
     throw UnsupportedError(fmt::format("system '{}' (chip {}) is not a Trainium system; the LLM cost model covers trn*/inf* chips",
                                        system_.name, system_.chip.name));
   layout_ = make_layout(model_, d, system_);
+  if (d.clock_scale != 1) system_.chip = hw::at_clock_scale(system_.chip, d.clock_scale);
   NodeCostOptions no;
   no.cores = layout_.lnc;
   no.policy = policy_of(d.dtype);
@@ -258,7 +260,10 @@ StepCost TrainiumStepCost::step(const StepBatch& b) const {
 
 std::unique_ptr<IStepCost> make_step_cost(const ModelDesc& model, const Deployment& deployment) {
   // A GPU system takes the roofline baseline behind the same interface (gpu_step_cost.h).
-  if (hw::is_gpu_system(deployment.system)) return make_gpu_step_cost(model, deployment);
+  if (hw::is_gpu_system(deployment.system)) {
+    if (deployment.clock_scale != 1) throw UnsupportedError("unsupported: --clock-scale on a GPU system (Trainium chips only)");
+    return make_gpu_step_cost(model, deployment);
+  }
   return std::make_unique<TrainiumStepCost>(model, deployment);
 }
 

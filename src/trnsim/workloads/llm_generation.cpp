@@ -134,6 +134,7 @@ nlohmann::json generation_json(const TrainiumStepCost& cost, const Deployment& d
               {"chips", l.chips},
               {"micro_batches", g.micro_batches},
               {"sequence_parallel", d.sequence_parallel},
+              {"clock_scale", d.clock_scale},
               {"ttft_s", g.ttft_s},
               {"tpot_s", g.tpot_s},
               {"e2e_s", g.e2e_s},

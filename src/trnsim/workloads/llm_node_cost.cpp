@@ -110,9 +110,11 @@ NodeCosts::NodeCosts(const hw::ChipSpec& chip, NodeCostOptions options) : chip_(
                                         measure_attention_s(2, 192, 192, 64, true), measure_pointwise_s(64, 256, 128, 128));
   simulations_ = 0;
   sim_wall_s_ = 0;
-  const std::string scope = fmt::format("{}-{}-{:08x}-lnc{}-{}", chip.name, chip_hash(chip),
+  // A DVFS point is named in the scope too (beside the chip hash), so no clock reads another's costs.
+  const std::string scope = fmt::format("{}-{}-{:08x}-lnc{}-{}{}", chip.name, chip_hash(chip),
                                         std::hash<std::string>{}(probe) & 0xffffffffu, opt_.cores,
-                                        compiler::policy_name(opt_.policy));
+                                        compiler::policy_name(opt_.policy),
+                                        chip.energy.clock_scale == 1 ? "" : fmt::format("-cs{:.17g}", chip.energy.clock_scale));
   cache_ = std::make_unique<CostCache>(scope, opt_.use_disk_cache);
 }
 

@@ -132,6 +132,7 @@ void add_deployment(json& j, const ServeOutcome& out, const ServeOptions& opt, c
   j["system"] = ctx.system;
   j["tp"] = ctx.tp;
   j["pp"] = ctx.pp;
+  j["clock_scale"] = ctx.clock_scale;
   j["dtype"] = ctx.dtype;
   j["weights"] = ctx.weights;
   j["replicas"] = opt.cluster.replicas;

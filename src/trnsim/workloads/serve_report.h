@@ -18,6 +18,7 @@ namespace trnsim::workloads {
 struct ServeContext {
   std::string model, system, dtype, weights;
   int tp = 1, pp = 1, chips_per_replica = 1, cores_per_replica = 1;
+  double clock_scale = 1;  // DVFS point of the engine clocks (Deployment::clock_scale)
   KvCacheSize kv;
   ColdStartTime cold;
   double kv_transfer_gbps = 0;

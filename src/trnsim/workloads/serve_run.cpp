@@ -103,6 +103,7 @@ ServeRunResult run_serve(ServeSpec spec, const ServeProgress& progress) {
   ctx.weights = spec.deployment.weights;
   ctx.tp = spec.deployment.tp;
   ctx.pp = spec.deployment.pp;
+  ctx.clock_scale = spec.deployment.clock_scale;
   ctx.chips_per_replica = cost->chips();
   ctx.cores_per_replica = cost->cores();
   ctx.kv = size_kv_cache(*cost, o.engine, activations);

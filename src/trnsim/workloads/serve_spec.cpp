@@ -86,6 +86,8 @@ std::vector<ServeOptionInfo> make_table() {
       {"weights", K::Value, "weight storage: bf16, fp8 or int8", FIELD(s.deployment.weights = text(v, "weights"))},
       {"sequence-parallel", K::Flag, "norms and residuals split over the TP ranks (Megatron sequence parallelism)",
        FIELD(s.deployment.sequence_parallel = flag(v, "sequence-parallel"))},
+      {"clock-scale", K::Value, "engine clocks as a fraction of the published ones (DVFS; HBM keeps its rate)",
+       FIELD(s.deployment.clock_scale = non_negative(v, "clock-scale"))},
       {"kv-dtype", K::Value, "KV-cache dtype: bf16 or fp8", FIELD(s.deployment.kv_dtype = text(v, "kv-dtype"))},
       {"replicas", K::Value, "replicas of the deployment (decode replicas when disaggregated)",
        FIELD(s.options.cluster.replicas = static_cast<int>(positive(v, "replicas")))},
