@@ -41,9 +41,12 @@ def serve(model: str, system: str, tp: int = 1, *, timeline: bool | str = False,
     shown = _ProgressCallback() if progress else None
     try:
         result, series = _core.serve.serve(json.dumps(values), shown)
-    finally:
+    except BaseException:
         if shown is not None:
-            shown.close()
+            shown.close(finished=False)
+        raise
+    if shown is not None:
+        shown.close(finished=True)
     out = json.loads(result)
     if timeline is True:
         out["timeline"] = json.loads(series)
@@ -61,8 +64,11 @@ class _ProgressCallback:
             self.bar = Progress("serve", total if total >= 0 else None, unit="requests").__enter__()
         self.bar.advance(done - self.bar.done, note=f"{sim_s:.0f} s simulated")
 
-    def close(self) -> None:
+    def close(self, finished: bool) -> None:
+        """Ends the bar; a finished run shows all its requests done."""
         if self.bar is not None:
+            if finished and self.bar.total is not None and self.bar.done < self.bar.total:
+                self.bar.advance(self.bar.total - self.bar.done)
             self.bar.__exit__(None, None, None)
 
 

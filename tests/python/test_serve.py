@@ -94,7 +94,7 @@ def test_progress_is_silent_on_short_runs_and_shown_by_the_callback(capsys):
     from trnsim.serve import _ProgressCallback
     cb = _ProgressCallback()
     cb(12.0, 7, 10)
-    cb.close()
+    cb.close(finished=False)
     err = capsys.readouterr().err
     assert "serve" in err and "7" in err and "10" in err
 
