@@ -12,17 +12,22 @@ series under ``"timeline"``. Bad input raises ``trnsim.TrnsimError`` subclasses 
 from __future__ import annotations
 
 import json
+import sys
 
 from trnsim import _core
+from trnsim.progress import Progress
 
 __all__ = ["serve", "serve_options"]
 
 
-def serve(model: str, system: str, tp: int = 1, *, timeline: bool | str = False, **options) -> dict:
+def serve(model: str, system: str, tp: int = 1, *, timeline: bool | str = False,
+          progress: bool | None = None, **options) -> dict:
     """Simulate serving ``model`` on ``system`` with ``tp``-way tensor parallel replicas.
 
     ``timeline``: True to include the time series in the result, or a path (.csv/.json) to
-    write it to, as ``--timeline``.
+    write it to, as ``--timeline``. ``progress``: show progress on runs longer than 2 s of wall
+    time (``trnsim.Progress``: a bar on a terminal, plain lines otherwise); default: on when
+    stderr is a terminal.
     """
     values = {"model": model, "system": system, "tp": tp}
     for key, value in options.items():
@@ -31,11 +36,40 @@ def serve(model: str, system: str, tp: int = 1, *, timeline: bool | str = False,
         values[key] = value
     if isinstance(timeline, str):
         values["timeline"] = timeline
-    result, series = _core.serve.serve(json.dumps(values))
+    if progress is None:
+        progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+    shown = _ProgressCallback() if progress else None
+    try:
+        result, series = _core.serve.serve(json.dumps(values), shown)
+    except BaseException:
+        if shown is not None:
+            shown.close(finished=False)
+        raise
+    if shown is not None:
+        shown.close(finished=True)
     out = json.loads(result)
     if timeline is True:
         out["timeline"] = json.loads(series)
     return out
+
+
+class _ProgressCallback:
+    """Called from the simulator (throttled there) with (simulated s, done, total)."""
+
+    def __init__(self):
+        self.bar = None
+
+    def __call__(self, sim_s: float, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = Progress("serve", total if total >= 0 else None, unit="requests").__enter__()
+        self.bar.advance(done - self.bar.done, note=f"{sim_s:.0f} s simulated")
+
+    def close(self, finished: bool) -> None:
+        """Ends the bar; a finished run shows all its requests done."""
+        if self.bar is not None:
+            if finished and self.bar.total is not None and self.bar.done < self.bar.total:
+                self.bar.advance(self.bar.total - self.bar.done)
+            self.bar.__exit__(None, None, None)
 
 
 def serve_options() -> list[str]:

@@ -83,3 +83,25 @@ def test_deployment_that_does_not_fit_is_an_error():
         trnsim.serve("llama-3.1-70b", "trn2.48xlarge", 1, rate=1, requests=5)
     with pytest.raises(trnsim.TrnsimError, match="unknown option 'bogus'"):
         trnsim.serve(**DEPLOY, rate=1, requests=5, bogus=3)
+
+
+def test_progress_is_silent_on_short_runs_and_shown_by_the_callback(capsys):
+    # A short run with progress on prints nothing (the simulator reports only after 2 s of wall).
+    r = trnsim.serve(**DEPLOY, rate=0.02, requests=5, input=100, output=4, seed=3, progress=True)
+    assert r["requests"] == 5
+    assert capsys.readouterr().err == ""
+    # The callback the simulator calls shows the requests done (plain lines off a terminal).
+    from trnsim.serve import _ProgressCallback
+    cb = _ProgressCallback()
+    cb(12.0, 7, 10)
+    cb.close(finished=False)
+    err = capsys.readouterr().err
+    assert "serve" in err and "7" in err and "10" in err
+
+
+def test_link_mtbf_option_reaches_the_simulator():
+    kw = dict(DEPLOY, rate=2, requests=200, input=200, output=20, seed=1, link_mtbf_hours=0.001, link_repair_s=1)
+    a, b = trnsim.serve(**kw), trnsim.serve(**kw)
+    assert a == b  # same seed, same result
+    links = [i for i in a["incidents"] if "link" in str(i)]
+    assert links and a.get("retries", 0) == 0

@@ -20,7 +20,7 @@ namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
-enum class Ev : uint8_t { IterDone, ReplicaUp, Fail, LinkRestore, Autoscale, TransferDone, MtbfFail };
+enum class Ev : uint8_t { IterDone, ReplicaUp, Fail, LinkRestore, Autoscale, TransferDone, MtbfFail, LinkMtbfFail };
 
 struct Event {
   double t;
@@ -37,7 +37,8 @@ class Cluster {
   Cluster(const ServeOptions& opt, const ServeSetup& setup, const ServeProgress& progress)
       : opt_(opt), setup_(setup), progress_(progress), out_(opt.timeline_bin_s), router_(opt.cluster.router),
         decode_router_(opt.cluster.router), source_(opt.traffic, setup.max_context),
-        fail_rng_(opt.traffic.seed ^ 0x9e3779b97f4a7c15ULL) {}
+        fail_rng_(opt.traffic.seed ^ 0x9e3779b97f4a7c15ULL),
+        link_rng_(opt.traffic.seed ^ 0xc2b2ae3d27d4eb4fULL) {}
 
   ServeOutcome run();
 
@@ -70,6 +71,8 @@ class Cluster {
   void completed(int64_t req, double now);
   void autoscale(double now);
   void schedule_mtbf(int idx, double now);
+  void schedule_link_mtbf(int idx, double now);
+  void on_link_mtbf(const Event& e);
   void remove(Replica& r, double now);
   Replica& add_replica(ReplicaRole role, bool cold, double now);
   std::vector<Replica*> eligible(ReplicaRole role);
@@ -81,6 +84,7 @@ class Cluster {
   Router router_, decode_router_;
   RequestSource source_;
   std::mt19937_64 fail_rng_;
+  std::mt19937_64 link_rng_;  // own stream: link draws leave the chip draws of a seed unchanged
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<double> created_s_, removed_s_, link_free_s_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> heap_;
@@ -110,6 +114,7 @@ Replica& Cluster::add_replica(ReplicaRole role, bool cold, double now) {
     push(now + setup_.cold.total_s(), Ev::ReplicaUp, id, r.generation);
   } else {
     schedule_mtbf(id, now);
+    schedule_link_mtbf(id, now);
   }
   return r;
 }
@@ -306,6 +311,7 @@ void Cluster::on_replica_up(const Event& e) {
   r.state_since_s = e.t;
   if (e.a >= 0) out_.incidents[e.a].back_s = e.t;
   schedule_mtbf(r.id(), e.t);
+  schedule_link_mtbf(r.id(), e.t);
   if (r.role() == ReplicaRole::Decode) {
     while (!pending_decode_.empty()) {
       const Handoff h = pending_decode_.front();
@@ -326,6 +332,24 @@ void Cluster::schedule_mtbf(int idx, double now) {
   if (!(opt_.cluster.mtbf_hours > 0)) return;
   const double rate = setup_.cost->chips() / (opt_.cluster.mtbf_hours * 3600.0);
   push(now + draw::exponential(fail_rng_, rate), Ev::MtbfFail, idx, replicas_[idx]->generation);
+}
+
+// One fabric attachment per chip: a replica's links fail at rate chips / MTBF.
+void Cluster::schedule_link_mtbf(int idx, double now) {
+  if (!(opt_.cluster.link_mtbf_hours > 0)) return;
+  const double rate = setup_.cost->chips() / (opt_.cluster.link_mtbf_hours * 3600.0);
+  push(now + draw::exponential(link_rng_, rate), Ev::LinkMtbfFail, idx, replicas_[idx]->generation);
+}
+
+// A drawn link failure halves the replica's fabric bandwidth until repaired; the next draw
+// starts at the repair (a link already down does not fail again).
+void Cluster::on_link_mtbf(const Event& e) {
+  Replica& r = *replicas_[e.replica];
+  if (r.generation != e.gen || r.state != ReplicaState::Up) return;
+  r.link_fraction = 0.5;
+  out_.incidents.push_back(Incident{"link (MTBF)", e.replica, e.t, -1, 0, 0.5});
+  push(e.t + opt_.cluster.link_repair_s, Ev::LinkRestore, e.replica, r.generation,
+       static_cast<int64_t>(out_.incidents.size() - 1));
 }
 
 void Cluster::on_failure(const Event& e) {
@@ -387,7 +411,10 @@ void Cluster::dispatch(const Event& e) {
     case Ev::ReplicaUp: return on_replica_up(e);
     case Ev::Fail: return on_failure(e);
     case Ev::LinkRestore:
-      if (replicas_[e.replica]->generation == e.gen) replicas_[e.replica]->link_fraction = 1.0;
+      if (replicas_[e.replica]->generation == e.gen) {
+        replicas_[e.replica]->link_fraction = 1.0;
+        if (out_.incidents[e.a].what == "link (MTBF)") schedule_link_mtbf(e.replica, e.t);
+      }
       out_.incidents[e.a].back_s = e.t;
       return;
     case Ev::Autoscale: return autoscale(e.t);
@@ -396,6 +423,7 @@ void Cluster::dispatch(const Event& e) {
       if (replicas_[e.replica]->generation == e.gen && replicas_[e.replica]->state == ReplicaState::Up)
         lose(e.replica, e.t, "chip (MTBF)", opt_.cluster.repair_s);
       return;
+    case Ev::LinkMtbfFail: return on_link_mtbf(e);
   }
 }
 

@@ -72,6 +72,8 @@ struct ClusterOptions {
   std::vector<FailureEvent> failures;
   double mtbf_hours = 0;             // > 0: chip failures drawn per chip with this MTBF
   double repair_s = 0;               // a lost chip is replaced after this, then cold start
+  double link_mtbf_hours = 0;        // > 0: link failures (half bandwidth) drawn per chip's link
+  double link_repair_s = 600;        // a drawn link failure lasts this long
 };
 
 struct SloOptions {

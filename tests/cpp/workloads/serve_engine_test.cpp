@@ -3,6 +3,8 @@
 // request completed exactly once), the autoscaler and cold starts.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "serve_test_costs.h"
 #include "trnsim/common/error.h"
 #include "trnsim/workloads/kv_cache_block_manager.h"
@@ -130,6 +132,33 @@ TEST(ServeCluster, LostReplicaRequestsAreRetriedAndEachCompletedOnce) {
   const auto j = test::result(out, o);
   EXPECT_EQ(j["incidents"].size(), 3u);
   EXPECT_NEAR(j["littles_law_mean_in_system"].get<double>(), j["littles_law_rate_x_latency"].get<double>(), 1e-9 * j["littles_law_rate_x_latency"].get<double>());
+}
+
+TEST(ServeCluster, LinkFailuresDrawnFromAnMtbfFollowTheRenewalRateAndLoseNothing) {
+  LinearCost cost(0.004, 2e-5, 1e-8, 0.5);
+  auto run = [&](uint64_t seed) {
+    ServeOptions o = poisson(40, 4000, {"uniform", 100, 1000}, {"uniform", 10, 300});
+    o.traffic.seed = seed;
+    o.cluster.replicas = 4;
+    o.cluster.link_mtbf_hours = 0.002;  // 7.2 s per chip (1 chip per replica)
+    o.cluster.link_repair_s = 2.8;
+    return simulate_serving(o, test::setup_for(cost, 5000));
+  };
+  const auto out = run(3);
+  expect_each_completed_once(out);
+  EXPECT_EQ(out.rec.retries, 0);  // a degraded link slows a replica; it loses no request
+  // Renewal process per replica: up ~ Exp(mean 7.2 s), then 2.8 s down; count ~ T / 10 s each,
+  // variance T sigma^2 / mu^3 per replica. Bound: 5 standard deviations.
+  const double T = out.end_s, mean = 4 * T / 10.0, sd = std::sqrt(4 * T * 7.2 * 7.2 / 1000.0);
+  EXPECT_NEAR(static_cast<double>(out.incidents.size()), mean, 5 * sd);
+  for (const auto& i : out.incidents) {
+    EXPECT_EQ(i.what, "link (MTBF)");
+    if (i.back_s >= 0) EXPECT_NEAR(i.back_s - i.at_s, 2.8, 1e-9);
+  }
+  // The same seed gives the same run bit for bit; another seed, another one.
+  const ServeOptions o = poisson(40, 4000, {"uniform", 100, 1000}, {"uniform", 10, 300});
+  EXPECT_EQ(test::result(run(3), o).dump(), test::result(out, o).dump());
+  EXPECT_NE(test::result(run(4), o).dump(), test::result(out, o).dump());
 }
 
 TEST(ServeCluster, DegradedLinkStretchesTheCollectivePartOfEachStep) {
