@@ -91,6 +91,14 @@ View AttentionOperand::rows(int64_t h, Range r, Range c) const {
   return View(ap, {r.size(), c.size()}, tensor.buffer());
 }
 
+View AttentionOperand::row_tiles(int64_t h, int64_t r0, int64_t tiles, Range c) const {
+  isa::AccessPattern ap = rows(h, {r0, r0 + 128}, c).ap();
+  ap.ndims = 2;
+  ap.dims[1] = ap.dims[0];
+  ap.dims[0] = {static_cast<int32_t>(128 * row_stride), static_cast<int32_t>(tiles)};
+  return View(ap, {128, tiles * c.size()}, tensor.buffer());
+}
+
 AttentionOperand AttentionOperand::dense(const Tensor& t) {
   if (t.shape().size() != 3)
     throw ShapeError(fmt::format("attention: {} must be [heads, seq, head_dim], it has {} axes", t.name(), t.shape().size()));
@@ -149,25 +157,36 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
   // SBUF per partition of the block-level tiles below (rings of a group's query tiles, the
   // causal masks), and a sixteenth kept free for alignment; the rest holds K^T and V.
   const int64_t block_bytes = 2 * g * (kQTile * dsz + kKvBlock * (4 + 2 * psz) + n.d * 4 + kCols * 4) +
-                              g * (n.d * dsz + (masked ? kKvBlock * 4 : 0)) + 4 * n.d * dsz +
+                              g * (n.d * dsz + (masked ? kKvBlock * 4 : 0)) + 4 * g * n.d * dsz +
                               (causal ? 5 * kKvBlock * 4 : 0);
   const int64_t sbuf = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value());
   const int64_t avail = sbuf - sbuf / 16 - block_bytes;
   auto kv_bytes = [&](int64_t keys) { return (keys + (keys + 127) / 128 * n.d) * dsz; };
+  // A decode step (one query tile per head) reuses no K/V across tiles: its keys stream in
+  // chunks sized so that a group of heads is double-buffered, the next chunks loading while
+  // this one computes. Otherwise a head's K/V stay resident when they fit.
+  const int64_t q_tiles_per_head = (n.sq + kQTile - 1) / kQTile;
+  const int64_t heads_here = std::max<int64_t>(1, (spec.head_end < 0 ? n.heads : spec.head_end) - spec.head_begin);
+  const int64_t stream_heads = q_tiles_per_head == 1 ? std::min<int64_t>({heads_here, kGroup, g}) : 1;
   int64_t chunk = n.sk;
-  if (kv_bytes(n.sk) > avail) {  // double-buffered chunks of whole key blocks
-    chunk = avail / 2 / (dsz * (128 + n.d)) * 128 / kKvBlock * kKvBlock;
+  if (kv_bytes(n.sk) * (q_tiles_per_head == 1 ? 2 * stream_heads : 1) > avail) {  // double-buffered chunks of whole key blocks
+    chunk = avail / (2 * stream_heads) / (dsz * (128 + n.d)) * 128 / kKvBlock * kKvBlock;
+    if (chunk < kKvBlock && stream_heads > 1) chunk = avail / 2 / (dsz * (128 + n.d)) * 128 / kKvBlock * kKvBlock;
     if (chunk < kKvBlock)
       throw ShapeError(fmt::format("attention: SBUF of {} KiB per partition has no room for a {}-key block of K^T "
                                    "and V beside the {} KiB of working tiles", sbuf / 1024, kKvBlock, block_bytes / 1024));
   }
   const auto chunks = split(n.sk, chunk);
   const int64_t nkt = (chunk + 127) / 128;
-  // Ring depth: as many heads' K/V as fit, up to a group's worth plus one being prefetched.
-  const int kv_depth = static_cast<int>(std::clamp<int64_t>(avail / kv_bytes(chunk), 1, kGroup + 1));
+  // Ring depth: as many heads' K/V as fit, up to two groups' worth (one computing, the next
+  // one loading).
+  const int kv_depth = static_cast<int>(std::clamp<int64_t>(avail / kv_bytes(chunk), 1, 2 * kGroup));
   TileRing kt_ring(kb, Space::SBUF, {128, chunk}, dt, kv_depth, "attention.kT");
   TileRing v_ring(kb, Space::SBUF, {128, nkt * n.d}, dt, kv_depth, "attention.v");
-  TileRing ld_ring(kb, Space::SBUF, {128, n.d}, dt, 4, "attention.load");
+  // Heads whose query tiles share a group (a decode step's sequences: one tile each); each
+  // keeps four K tile loads in flight, so a group's heads stream their caches side by side.
+  const int64_t group_heads = std::clamp<int64_t>(g / q_tiles_per_head, 1, std::max(1, kv_depth / 2));
+  TileRing ld_ring(kb, Space::SBUF, {128, n.d}, dt, static_cast<int>(4 * group_heads), "attention.load");
   TileRing qt_ring(kb, Space::SBUF, {128, kQTile}, dt, 2 * g, "attention.qT");
   TileRing tps_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, 1, "attention.transpose");
   TileRing s_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, g, "attention.scores");
@@ -203,15 +222,26 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
     const Tile& kT = kt_ring.next();
     const Tile& vv = v_ring.next();
     for (const Span& blk : split(keys.size, kKvBlock)) {
+      const Range abs_blk{keys.begin + blk.begin, keys.begin + blk.end()};
+      // V: the block's whole 128-key tiles in one DMA, a partial last tile in its own.
+      const int64_t full = blk.size / 128, t0 = blk.begin / 128;
+      if (full > 0)
+        kb.load(vv.slice({{0, 128}, {t0 * n.d, (t0 + full) * n.d}}), spec.v.row_tiles(h, abs_blk.begin, full, {0, n.d}));
+      if (blk.size % 128) {
+        const int64_t r = blk.size % 128;
+        kb.load(vv.slice({{0, r}, {(t0 + full) * n.d, (t0 + full + 1) * n.d}}),
+                spec.v.rows(h, {abs_blk.end - r, abs_blk.end}, {0, n.d}));
+      }
+      if (spec.k_transposed) {  // K^T straight from the cache: head_dim rows of the block's keys
+        kb.load(kT.slice({{0, n.d}, blk.range()}), spec.k.rows(h, {0, n.d}, abs_blk));
+        continue;
+      }
       View tps = corner(tps_ring.next(), n.d, blk.size);
       for (const Span& t : split(blk.size, 128)) {
-        const Span rel{blk.begin + t.begin, t.size};
-        const Range abs{keys.begin + rel.begin, keys.begin + rel.end()};
+        const Range abs{abs_blk.begin + t.begin, abs_blk.begin + t.end()};
         View kt = corner(ld_ring.next(), t.size, n.d);
         kb.load(kt, spec.k.rows(h, abs, {0, n.d}));
         kb.transpose(tps.slice({{0, n.d}, t.range()}), kt);
-        kb.load(vv.slice({{0, t.size}, {rel.begin / 128 * n.d, rel.begin / 128 * n.d + n.d}}),
-                spec.v.rows(h, abs, {0, n.d}));
       }
       kb.copy(kT.slice({{0, n.d}, blk.range()}), tps,
               Opts{.engine = (evac++ % 2) ? Engine::Scalar : Engine::Vector, .queue = -1, .name = ""});
@@ -335,46 +365,73 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
       }
   };
 
+  // Query tiles of consecutive heads go in groups whose block steps interleave (each tile's
+  // steps are a serial chain, the running max): a decode step's heads (one tile each) then run
+  // side by side, their K/V loads in flight together. A group holds the tiles of at most
+  // kv_depth / 2 heads (the next K/V load into the other half), or of one head.
   const auto q_tiles = split(n.sq, kQTile);
+  std::vector<std::vector<std::pair<int64_t, Span>>> plan(1);
+  int64_t heads_in_group = 0;
+  for (int64_t h = h0; h < h1; ++h)
+    for (const Span& rows : q_tiles) {
+      const bool new_head = plan.back().empty() || plan.back().back().first != h;
+      if (plan.back().size() == group_size || (new_head && heads_in_group == group_heads)) {
+        plan.emplace_back();
+        heads_in_group = 0;
+      }
+      if (plan.back().empty() || plan.back().back().first != h) ++heads_in_group;
+      plan.back().push_back({h, rows});
+    }
+  const bool pipelined = kv_depth >= 2 * group_heads && kv_depth >= 2;
   if (chunks.size() == 1) {
-    // Query tiles of consecutive heads go in groups whose block steps interleave (each tile's
-    // steps are a serial chain, the running max): a decode step's heads (one tile each) then
-    // run side by side, their K/V loads in flight together. A group holds the tiles of at most
-    // kv_depth - 1 heads (one slot prefetches the next head), or of one head.
-    const int64_t max_heads = std::max(1, kv_depth - 1);
-    std::vector<QueryTile> group;
+    // Software-pipelined: the next group's K/V loads and query tiles are issued before this
+    // group's block steps (needs the ring slots of two groups).
     std::pair<const Tile*, const Tile*> kv{nullptr, nullptr};
-    int64_t heads_in_group = 0;
-    for (int64_t h = h0; h < h1; ++h)
-      for (const Span& rows : q_tiles) {
-        const bool new_head = group.empty() || group.back().head != h;
-        if (group.size() == group_size || (new_head && heads_in_group == max_heads)) {
-          run_blocks(group, chunks[0]);
-          finish(group);
-          group.clear();
-          heads_in_group = 0;
-        }
+    auto build = [&](const std::vector<std::pair<int64_t, Span>>& spec_tiles) {
+      std::vector<QueryTile> group;
+      for (const auto& [h, rows] : spec_tiles) {
         if (rows.begin == 0) kv = load_kv(h, chunks[0]);
-        if (group.empty() || group.back().head != h) ++heads_in_group;
         QueryTile t = start_tile(h, rows);
         std::tie(t.kT, t.vv) = kv;
         group.push_back(t);
       }
-    run_blocks(group, chunks[0]);
-    finish(group);
+      return group;
+    };
+    std::vector<QueryTile> next = build(plan[0]);
+    for (size_t i = 0; i < plan.size(); ++i) {
+      std::vector<QueryTile> group = std::move(next);
+      if (pipelined && i + 1 < plan.size()) next = build(plan[i + 1]);
+      run_blocks(group, chunks[0]);
+      finish(group);
+      if (!pipelined && i + 1 < plan.size()) next = build(plan[i + 1]);
+    }
   } else {
-    for (int64_t h = h0; h < h1; ++h)
-      for (size_t g0 = 0; g0 < q_tiles.size(); g0 += group_size) {
-        std::vector<QueryTile> group;
-        for (size_t i = g0; i < std::min(q_tiles.size(), g0 + group_size); ++i) group.push_back(start_tile(h, q_tiles[i]));
-        for (const Span& c : chunks) {
-          if (causal && c.begin > group.back().rows.end() - 1) break;  // keys after every query
-          const auto kv = load_kv(h, c);
-          for (QueryTile& t : group) std::tie(t.kT, t.vv) = kv;
-          run_blocks(group, c);
-        }
-        finish(group);
+    // Keys in chunks: each group streams them; with a transposed K cache (pure DMA loads) the
+    // next chunk of the group's heads loads while this one computes.
+    using ChunkKv = std::vector<std::pair<int64_t, std::pair<const Tile*, const Tile*>>>;
+    for (const auto& spec_tiles : plan) {
+      std::vector<QueryTile> group;
+      for (const auto& [h, rows] : spec_tiles) group.push_back(start_tile(h, rows));
+      auto load_chunk = [&](const Span& c) {
+        ChunkKv kv;
+        for (const QueryTile& t : group)
+          if (kv.empty() || kv.back().first != t.head) kv.push_back({t.head, load_kv(t.head, c)});
+        return kv;
+      };
+      size_t last = chunks.size();  // causal: chunks wholly after every query are skipped
+      while (causal && last > 1 && chunks[last - 1].begin > group.back().rows.end() - 1) --last;
+      const bool prefetch = pipelined && spec.k_transposed;
+      ChunkKv cur = load_chunk(chunks[0]), nxt;
+      for (size_t ci = 0; ci < last; ++ci) {
+        if (prefetch && ci + 1 < last) nxt = load_chunk(chunks[ci + 1]);
+        for (QueryTile& t : group)
+          for (const auto& [h, p] : cur)
+            if (h == t.head) std::tie(t.kT, t.vv) = p;
+        run_blocks(group, chunks[ci]);
+        if (ci + 1 < last) cur = prefetch ? nxt : load_chunk(chunks[ci + 1]);
       }
+      finish(group);
+    }
   }
   for (const Tile& m : masks) kb.free(m);
 }

@@ -40,6 +40,9 @@ struct AttentionOperand {
   int64_t head_offset(int64_t h) const;
   // Rows `rows` x cols [c0, c1) of head h as a DMA view (rows on the partitions).
   View rows(int64_t h, Range rows, Range cols) const;
+  // `tiles` consecutive tiles of 128 rows from row r0, cols [c0, c1): partition p holds row
+  // r0 + t * 128 + p of every tile t, the tiles side by side (one DMA for several tiles).
+  View row_tiles(int64_t h, int64_t r0, int64_t tiles, Range cols) const;
   // A contiguous [heads, rows, cols] tensor.
   static AttentionOperand dense(const Tensor& t);
 };
@@ -55,6 +58,9 @@ struct AttentionSpec {
   std::optional<AttentionOperand> mask;
   int64_t heads = 1, seq_q = 0, seq_k = 0, head_dim = 0;
   bool causal = false;  // key j visible to query i iff j <= i (needs seq_q == seq_k)
+  // k is K^T, [heads, head_dim, seq_k] (a KV cache that keeps K transposed, as Neuron's
+  // token-generation kernels do): K^T blocks load straight into SBUF, no TensorE transposes.
+  bool k_transposed = false;
   float scale = 0.0f;   // <= 0: 1/sqrt(head_dim)
   DType dtype = DType::BF16;
   int64_t head_begin = 0, head_end = -1;  // -1: all heads

@@ -9,7 +9,7 @@
 
 namespace trnsim::workloads {
 
-inline constexpr int kCostModelVersion = 2;
+inline constexpr int kCostModelVersion = 3;  // 3: decode attention reads a transposed K cache
 
 class CostCache {
  public:
