@@ -42,6 +42,10 @@ int64_t tile_padded(int64_t m) { return m > 128 ? (m + 127) / 128 * 128 : m; }
 // in the number of 128-row tiles there); attention contexts are measured at any length.
 constexpr int64_t kMaxMeasuredTokens = 4096;
 constexpr int64_t kFineAttention = 8192;
+// Attention is measured up to this many keys (the kernel streams key chunks past one head's
+// SBUF, so this is already its chunked regime); longer sequences follow the measured curve
+// (causal: a t + b t^2; cached keys: linear) through the two grid points below it.
+constexpr int64_t kMaxMeasuredKeys = 65536;
 
 void add_input(Graph& g, const std::string& name, compiler::Shape shape) {
   compiler::TensorInfo t;
@@ -218,6 +222,7 @@ double NodeCosts::prefill_attention_s(int64_t heads, int64_t seq, int64_t head_d
   // kFineAttention it is measured at multiples of 64 and interpolated linearly between them.
   int64_t lo = seq <= 128 ? grid_below(seq) : seq / 64 * 64, hi = seq <= 128 ? grid_above(seq) : (seq + 63) / 64 * 64;
   if (seq > kFineAttention) lo = grid_below(seq), hi = grid_above(seq);
+  if (hi > kMaxMeasuredKeys) hi = grid_below(kMaxMeasuredKeys), lo = grid_below(hi - 1);
   const double flo = measure_attention_s(heads, lo, lo, head_dim, true);
   if (hi == lo) return flo;
   const double fhi = measure_attention_s(heads, hi, hi, head_dim, true);
@@ -232,7 +237,8 @@ double NodeCosts::prefill_attention_s(int64_t heads, int64_t seq, int64_t head_d
 double NodeCosts::cross_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim) {
   keys = std::max<int64_t>(1, keys);
   if (!opt_.interpolate) return measure_attention_s(heads, rows, keys, head_dim, false);
-  const int64_t lo = grid_below(keys), hi = grid_above(keys);
+  int64_t lo = grid_below(keys), hi = grid_above(keys);
+  if (hi > kMaxMeasuredKeys) hi = grid_below(kMaxMeasuredKeys), lo = grid_below(hi - 1);  // linear beyond
   // Query rows: exact for the decode shapes (rows = the group of query heads, <= 16); a
   // prefill chunk's rows interpolate on the same grid.
   auto at_rows = [&](int64_t r) {
