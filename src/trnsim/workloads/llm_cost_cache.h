@@ -9,7 +9,7 @@
 
 namespace trnsim::workloads {
 
-inline constexpr int kCostModelVersion = 3;  // 3: decode attention reads a transposed K cache
+inline constexpr int kCostModelVersion = 3;  // 3: attention reads K transposed
 
 class CostCache {
  public:

@@ -177,12 +177,11 @@ double NodeCosts::measure_attention_s(int64_t heads, int64_t rows, int64_t keys,
     const auto dt = numerics::DType::BF16;
     kernels::AttentionSpec s;
     s.q = kernels::AttentionOperand::dense(kb.hbm_input("q", {heads, rows, head_dim}, dt));
-    // Cached keys (decode, a chunk's past context) come from a KV cache that keeps K transposed,
-    // [head_dim, keys] per head, as Neuron's token-generation kernels read it; a prefill's own
-    // keys come from the K projection, [keys, head_dim].
-    s.k_transposed = !causal;
-    s.k = kernels::AttentionOperand::dense(
-        kb.hbm_input("k", causal ? std::vector<int64_t>{heads, keys, head_dim} : std::vector<int64_t>{heads, head_dim, keys}, dt));
+    // K in the layout NKI's attention kernels take, [head_dim, keys] per head: the KV cache
+    // keeps K transposed for token generation, and the prefill's K projection writes K^T (its
+    // matmul with the operands swapped), so no kernel transposes K on TensorE.
+    s.k_transposed = true;
+    s.k = kernels::AttentionOperand::dense(kb.hbm_input("k", {heads, head_dim, keys}, dt));
     s.v = kernels::AttentionOperand::dense(kb.hbm_input("v", {heads, keys, head_dim}, dt));
     s.out = kernels::AttentionOperand::dense(kb.hbm_output("out", {heads, rows, head_dim}, dt));
     s.heads = heads;
