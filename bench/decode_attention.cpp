@@ -1,10 +1,11 @@
 // Decode attention on the library flash kernel: one query row group per (sequence, KV head)
 // against `keys` cached keys, timed in timing mode, with the KV bytes read per second and each
 // engine's busy share, so that what bounds a decode step's attention is visible.
-//   ./build/bench/bench_decode_attention [chip] [rows]
+//   ./build/bench/bench_decode_attention [chip] [rows] [keys]
 #include <fmt/format.h>
 
 #include <string>
+#include <vector>
 
 #include "trnsim/core/run.h"
 #include "trnsim/hw/spec_loader.h"
@@ -17,8 +18,10 @@ int main(int argc, char** argv) {
   const int64_t rows = argc > 2 ? std::stoll(argv[2]) : 1, d = 128;
   fmt::print("{:>6} {:>7} {:>10} {:>10}  busy share per engine (TensorE VectorE ScalarE DMA-queues)\n", "heads",
              "keys", "time(us)", "KV GB/s");
-  for (int64_t heads : {1, 2, 4, 8, 16})
-    for (int64_t keys : {2048, 8192}) {
+  std::vector<int64_t> key_list{2048, 8192};
+  if (argc > 3) key_list = {std::stoll(argv[3])};
+  for (int64_t heads : {1, 2, 3, 4, 8, 16, 24, 32, 40})
+    for (int64_t keys : key_list) {
       kernels::KernelBuilder kb(chip);
       kernels::AttentionSpec s;
       const auto dt = numerics::DType::BF16;

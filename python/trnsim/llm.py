@@ -29,9 +29,10 @@ def llm(model, system: str, tp: int, *, batch: int = 1, input: int = 128, output
     ``pp`` > 1) the micro-batches in flight, 0 = min(batch, pp); ``sequence_parallel`` splits the
     norms and residuals over the TP ranks (Megatron SP); ``clock_scale`` runs the engine clocks at
     that DVFS point (HBM and links keep their rates). ``seq_len`` is the compiled sequence length
-    (0: input + output) and ``kv_buckets`` what a decode step attends over: "compiled" (the whole
-    ``seq_len``, as transformers-neuronx / NxD Inference's one token-generation bucket), "pow2"
-    (buckets 128, 256, ... up to ``seq_len``) or "exact" (the context itself). ``model`` may also be a
+    (0: input + output) and ``kv_buckets`` what the prefill and each decode step attend over:
+    "compiled" (the whole ``seq_len``, as transformers-neuronx / NxD Inference compile one
+    bucket), "pow2" (buckets 128, 256, ... up to ``seq_len``) or "exact" (the sequence's own
+    tokens). ``model`` may also be a
     ``config.json``-style dict or a ``transformers`` config (anything with ``to_dict()``).
     """
     if not isinstance(model, str):

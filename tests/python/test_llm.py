@@ -128,6 +128,7 @@ def test_kv_buckets_closed_forms():
     exact = trnsim.llm(**a, seq_len=1024, kv_buckets="exact")
     pow2 = trnsim.llm(**a, seq_len=1024, kv_buckets="pow2")  # buckets 256 then 512 over 200..255
     assert exact["tpot_s"] < pow2["tpot_s"] < compiled["tpot_s"]
+    assert exact["ttft_s"] < pow2["ttft_s"] < compiled["ttft_s"]  # the prefill attends over 200, 256, 1024
     assert trnsim.llm(**a)["tpot_s"] < compiled["tpot_s"]  # default seq_len: input + output
 
 

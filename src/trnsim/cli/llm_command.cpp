@@ -87,9 +87,9 @@ Register reg{{"llm",
                 sub.add_option("--seq-len", a->r.seq_len,
                                "compiled sequence length (the KV cache's; default input + output)");
                 sub.add_option("--kv-buckets", a->kv_buckets,
-                               "what a decode step's attention reads: compiled (default: the whole --seq-len, as "
-                               "transformers-neuronx / NxD Inference run one token-generation bucket), pow2 "
-                               "(buckets 128, 256, ... up to --seq-len) or exact (the context itself)");
+                               "what attention reads, prefill and decode: compiled (default: the whole --seq-len, "
+                               "as transformers-neuronx / NxD Inference compile one bucket), pow2 (buckets 128, 256, "
+                               "... up to --seq-len) or exact (the sequence's own tokens)");
                 sub.add_option("--trace", a->trace, "write a Chrome trace of the prefill and a decode step");
                 sub.add_flag("--json", a->json, "print JSON (kind \"llm\") instead of the table");
                 return [a] { return run(*a); };

@@ -91,14 +91,6 @@ View AttentionOperand::rows(int64_t h, Range r, Range c) const {
   return View(ap, {r.size(), c.size()}, tensor.buffer());
 }
 
-View AttentionOperand::row_tiles(int64_t h, int64_t r0, int64_t tiles, Range c) const {
-  isa::AccessPattern ap = rows(h, {r0, r0 + 128}, c).ap();
-  ap.ndims = 2;
-  ap.dims[1] = ap.dims[0];
-  ap.dims[0] = {static_cast<int32_t>(128 * row_stride), static_cast<int32_t>(tiles)};
-  return View(ap, {128, tiles * c.size()}, tensor.buffer());
-}
-
 AttentionOperand AttentionOperand::dense(const Tensor& t) {
   if (t.shape().size() != 3)
     throw ShapeError(fmt::format("attention: {} must be [heads, seq, head_dim], it has {} axes", t.name(), t.shape().size()));
@@ -223,15 +215,9 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
     const Tile& vv = v_ring.next();
     for (const Span& blk : split(keys.size, kKvBlock)) {
       const Range abs_blk{keys.begin + blk.begin, keys.begin + blk.end()};
-      // V: the block's whole 128-key tiles in one DMA, a partial last tile in its own.
-      const int64_t full = blk.size / 128, t0 = blk.begin / 128;
-      if (full > 0)
-        kb.load(vv.slice({{0, 128}, {t0 * n.d, (t0 + full) * n.d}}), spec.v.row_tiles(h, abs_blk.begin, full, {0, n.d}));
-      if (blk.size % 128) {
-        const int64_t r = blk.size % 128;
-        kb.load(vv.slice({{0, r}, {(t0 + full) * n.d, (t0 + full + 1) * n.d}}),
-                spec.v.rows(h, {abs_blk.end - r, abs_blk.end}, {0, n.d}));
-      }
+      for (const Span& t : split(blk.size, 128))  // V: one DMA per 128-key tile
+        kb.load(vv.slice({{0, t.size}, {(blk.begin + t.begin) / 128 * n.d, (blk.begin + t.begin) / 128 * n.d + n.d}}),
+                spec.v.rows(h, {abs_blk.begin + t.begin, abs_blk.begin + t.end()}, {0, n.d}));
       if (spec.k_transposed) {  // K^T straight from the cache: head_dim rows of the block's keys
         kb.load(kT.slice({{0, n.d}, blk.range()}), spec.k.rows(h, {0, n.d}, abs_blk));
         continue;

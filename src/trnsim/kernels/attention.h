@@ -40,9 +40,6 @@ struct AttentionOperand {
   int64_t head_offset(int64_t h) const;
   // Rows `rows` x cols [c0, c1) of head h as a DMA view (rows on the partitions).
   View rows(int64_t h, Range rows, Range cols) const;
-  // `tiles` consecutive tiles of 128 rows from row r0, cols [c0, c1): partition p holds row
-  // r0 + t * 128 + p of every tile t, the tiles side by side (one DMA for several tiles).
-  View row_tiles(int64_t h, int64_t r0, int64_t tiles, Range cols) const;
   // A contiguous [heads, rows, cols] tensor.
   static AttentionOperand dense(const Tensor& t);
 };

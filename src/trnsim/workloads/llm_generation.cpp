@@ -55,7 +55,10 @@ void check_memory(const TrainiumStepCost& cost, const GenerationResult& g) {
 }  // namespace
 
 int64_t decode_keys(KvBuckets b, int64_t context, int64_t seq_len) {
-  const int64_t keys = context + 1;  // the cache and the new token
+  return bucket_keys(b, context + 1, seq_len);  // the cache and the new token
+}
+
+int64_t bucket_keys(KvBuckets b, int64_t keys, int64_t seq_len) {
   if (b == KvBuckets::Exact) return keys;
   if (b == KvBuckets::Compiled) return std::max(keys, seq_len);
   int64_t bucket = 128;
@@ -85,7 +88,10 @@ GenerationResult simulate_generation(const TrainiumStepCost& cost, const Generat
   g.micro_batches = pp == 1 ? 1 : r.micro_batches > 0 ? std::min(r.micro_batches, r.batch) : std::min<int64_t>(r.batch, pp);
   const int64_t micro = (r.batch + g.micro_batches - 1) / g.micro_batches;  // sequences per micro-batch
   StepBatch prefill;
-  prefill.prefills.assign(static_cast<size_t>(r.batch), PrefillChunk{r.input, 0});
+  // The prefill attends over its bucket too: its prompt causally, the rest of the bucket (masked
+  // cache positions) as cached context.
+  const PrefillChunk chunk{r.input, bucket_keys(r.kv_buckets, r.input, seq_len) - r.input};
+  prefill.prefills.assign(static_cast<size_t>(r.batch), chunk);
   g.weight_bytes_per_core = cost.weight_bytes_per_core().value();
   g.kv_bytes_per_core = cost.kv_bytes_per_token_per_core().value() * static_cast<double>(r.batch * seq_len);
   g.activation_bytes_per_core = cost.activation_bytes_per_core(prefill).value();
@@ -95,7 +101,7 @@ GenerationResult simulate_generation(const TrainiumStepCost& cost, const Generat
   const double wall0 = cost.node_costs().simulation_wall_s();
 
   StepBatch micro_prefill;
-  micro_prefill.prefills.assign(static_cast<size_t>(micro), PrefillChunk{r.input, 0});
+  micro_prefill.prefills.assign(static_cast<size_t>(micro), chunk);
   g.prefill = pipelined(cost, micro_prefill, g.micro_batches);
   g.prefill_nodes = cost.nodes(micro_prefill);
   g.ttft_s = to_seconds(g.prefill.time);

@@ -264,7 +264,9 @@ double NodeCosts::norms_s(int64_t m, int64_t h) {
 }
 
 double NodeCosts::decode_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim) {
-  if (!opt_.interpolate) return cross_attention_s(heads, rows, keys, head_dim);
+  // Up to 8 heads measured exactly: the kernel interleaves up to four heads' chains, so small
+  // head counts are not linear in the heads.
+  if (!opt_.interpolate || heads <= 8) return cross_attention_s(heads, rows, keys, head_dim);
   const int64_t lo = grid_below(heads), hi = grid_above(heads);
   return interp(heads, lo, hi, cross_attention_s(lo, rows, keys, head_dim),
                 hi == lo ? 0 : cross_attention_s(hi, rows, keys, head_dim));
