@@ -123,7 +123,7 @@ def test_kv_buckets_closed_forms():
     compiled = trnsim.llm(**a, seq_len=1024)
     one_step = trnsim.llm(**{**a, "input": 1023, "output": 2}, kv_buckets="exact")
     assert compiled["kv_buckets"] == "compiled" and compiled["seq_len"] == 1024
-    assert compiled["tpot_s"] == one_step["tpot_s"]
+    assert compiled["tpot_s"] == pytest.approx(one_step["tpot_s"], rel=1e-12)  # a mean of 55 equal steps
     assert compiled["kv_cache_bytes_per_core"] == 32 * 2 * 1 * 128 * 2 * a["batch"] * 1024
     exact = trnsim.llm(**a, seq_len=1024, kv_buckets="exact")
     pow2 = trnsim.llm(**a, seq_len=1024, kv_buckets="pow2")  # buckets 256 then 512 over 200..255
