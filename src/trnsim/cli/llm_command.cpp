@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "trnsim/common/progress.h"
 #include "trnsim/cli/command.h"
 #include "trnsim/common/error.h"
 #include "trnsim/workloads/llm_generation.h"
@@ -48,6 +49,7 @@ void print_table(const workloads::TrainiumStepCost& cost, const Args& a, const w
 }
 
 int run(const Args& a) {
+  const progress::Scope shown(progress::command_sink(a.json));
   const workloads::ModelDesc m = workloads::load_model(a.model);
   workloads::TrainiumStepCost cost(m, a.d);
   const auto g = workloads::simulate_generation(cost, a.r);
