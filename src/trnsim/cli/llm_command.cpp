@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "trnsim/common/progress.h"
 #include "trnsim/cli/command.h"
 #include "trnsim/common/error.h"
 #include "trnsim/workloads/llm_generation.h"
@@ -50,6 +51,7 @@ void print_table(const workloads::TrainiumStepCost& cost, const Args& a, const w
 }
 
 int run(Args a) {
+  const progress::Scope shown(progress::command_sink(a.json));
   a.r.kv_buckets = workloads::parse_kv_buckets(a.kv_buckets);
   const workloads::ModelDesc m = workloads::load_model(a.model);
   workloads::TrainiumStepCost cost(m, a.d);

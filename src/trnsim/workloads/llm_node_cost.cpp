@@ -1,3 +1,4 @@
+#include "trnsim/common/progress.h"
 #include "trnsim/workloads/llm_node_cost.h"
 
 #include <fmt/format.h>
@@ -131,6 +132,7 @@ double NodeCosts::cached(const std::string& key, F&& measure) {
   const double s = measure();
   sim_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++simulations_;
+  progress::report("time kernel shapes (cold cost cache)", simulations_, -1);
   cache_->put(key, s);
   return s;
 }
