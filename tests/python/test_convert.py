@@ -174,6 +174,7 @@ def test_sparse_4_16_matches_numpy(matmul_model, tmp_path):
     (["--quantize", "int4"], ["int4", "int8"]),
     ([], ["--quantize"]),
     (["--quantize", "bf16", "--activations"], ["--activations"]),
+    (["--quantize", "int8", "--dtype", "fp8"], ["int8", "--dtype fp8"]),
 ])
 def test_convert_errors_are_one_line(matmul_model, tmp_path, args, words):
     path = matmul_model[0]

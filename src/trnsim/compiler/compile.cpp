@@ -93,7 +93,7 @@ CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& o
   cm.chip = chip.name;
   cm.policy = opt.policy;
   matmul_dtype(opt.policy, chip);  // reject an impossible policy before any work
-  check_quantize_options(opt.quant, chip, opt.policy == DTypePolicy::BF16);
+  check_quantize_options(opt.quant, chip, opt.policy);
   PassState st{g, opt, &chip, &cm};
   run_passes(st, {"bind-inputs"}, &cm.passes);
   std::vector<std::string_view> rest(front_passes().begin() + 1, front_passes().end());

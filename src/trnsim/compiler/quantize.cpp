@@ -196,7 +196,9 @@ std::string_view quant_format_name(QuantFormat f) {
   return "none";
 }
 
-void check_quantize_options(const QuantizeOptions& o, const hw::ChipSpec& chip, bool bf16_policy) {
+void check_quantize_options(const QuantizeOptions& o, const hw::ChipSpec& chip, DTypePolicy policy) {
+  if (o.format == QuantFormat::INT8 && policy == DTypePolicy::FP8)
+    throw UnsupportedError("unsupported: --quantize int8 with --dtype fp8 (int8 codes are not exact in fp8 matmul operands; use --dtype bf16 or fp32)");
   if (is_mx(o.format)) {
     const numerics::DType t = o.format == QuantFormat::MXFP4 ? numerics::DType::MXFP4 : numerics::DType::MXFP8E4M3;
     if (!chip.supports(t))
@@ -210,7 +212,7 @@ void check_quantize_options(const QuantizeOptions& o, const hw::ChipSpec& chip, 
     if (!chip.core.tensor.sparse_4_16)
       throw UnsupportedError(fmt::format("unsupported: --sparsity 4:16 on {} (its TensorE has no structured-sparse path; Trainium2 and "
                                          "Trainium3 have one)", chip.name));
-    if (!bf16_policy)
+    if (policy != DTypePolicy::BF16)
       throw UnsupportedError("unsupported: --sparsity 4:16 without --dtype bf16 (TensorE's sparse path takes 16-bit operands)");
   }
 }

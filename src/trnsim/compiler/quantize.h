@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "trnsim/compiler/compiled_model.h"
 #include "trnsim/compiler/ir.h"
 #include "trnsim/hw/chip_spec.h"
 
@@ -34,8 +35,9 @@ struct QuantizeOptions {
 };
 
 // The chip can run what was asked: MX formats need an MX TensorE (Trn3), 4:16 sparsity a
-// sparse TensorE (Trn2/Trn3) and 16-bit matmul operands. UnsupportedError naming the chip.
-void check_quantize_options(const QuantizeOptions& o, const hw::ChipSpec& chip, bool bf16_policy);
+// sparse TensorE (Trn2/Trn3) and 16-bit matmul operands; int8 codes are not exact in fp8
+// operands. UnsupportedError naming the chip or the option.
+void check_quantize_options(const QuantizeOptions& o, const hw::ChipSpec& chip, DTypePolicy policy);
 
 // What the passes did, for the convert report.
 struct QuantizeSummary {

@@ -69,7 +69,7 @@ ConvertResult convert_model(const ConvertRequest& r, const hw::ChipSpec& chip) {
   const compiler::QuantizeOptions& q = r.options.quant;
   if (q.format == compiler::QuantFormat::None && !q.sparse_4_16)
     throw ConfigError("convert: nothing to do: give --quantize FORMAT and/or --sparsity 4:16");
-  compiler::check_quantize_options(q, chip, r.options.policy == compiler::DTypePolicy::BF16);
+  compiler::check_quantize_options(q, chip, r.options.policy);
   const compiler::Graph g = compiler::import_onnx_file(r.model);
   const auto npz = r.calibrate.empty() ? std::map<std::string, NpyArray>{} : read_npz(r.calibrate);
 
