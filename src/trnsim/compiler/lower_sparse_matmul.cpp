@@ -65,9 +65,11 @@ void lower_sparse_matmul(LowerCtx& ctx) {
   const int64_t nks = static_cast<int64_t>(ks.size());
   const int64_t eb = numerics::info(dt).bits / 8;
   // Rows per moving operand: 512 unless A^T for every K tile (double-buffered) needs more
-  // than a quarter of SBUF per partition.
+  // than a quarter of SBUF per partition; fewer when that gives every core a chunk of its own
+  // (each core transposes the rows of A it uses).
   const int64_t quarter = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value()) / 4;
-  const int64_t mc = std::clamp<int64_t>(quarter / (2 * nks * eb) / 128 * 128, 128, kMoving);
+  const int64_t per_core_rows = (M + ctx.cores - 1) / ctx.cores;
+  const int64_t mc = std::clamp<int64_t>(std::min(quarter / (2 * nks * eb), (per_core_rows + 127) / 128 * 128) / 128 * 128, 128, kMoving);
   // Output columns per block: one DMA per K tile loads the weight of all of them (up to 2 KiB
   // per partition of bf16), so the fixed cost of a DMA is paid per block, not per 128 columns.
   // Narrower blocks when the row chunks alone would leave cores idle.
