@@ -8,6 +8,7 @@ from trnsim.hw import chip_presets, load_chip, load_system, preset_yaml, specs, 
 from trnsim.collectives import collective, collective_algorithms, collective_ops, collective_run
 from trnsim.kernels import KernelBuilder, kernel, kernel_list, run
 from trnsim.compiler import CompiledModel, compile_onnx, load_compiled, supported_ops
+from trnsim.conversion import convert  # module named apart so it cannot shadow the function
 from trnsim.tensor_parallel import run_tensor_parallel
 from trnsim.gpu import gpu_offline
 from trnsim.llm import llm, llm_model, llm_models
@@ -21,7 +22,7 @@ __all__ = ["ConfigError", "ConstantRequiredError", "ShapeError", "TrnsimError", 
 __all__ += ["specs", "load_chip", "load_system", "chip_presets", "system_presets", "preset_yaml"]
 __all__ += ["collective", "collective_run", "collective_algorithms", "collective_ops"]
 __all__ += ["kernel", "kernel_list", "run", "KernelBuilder"]
-__all__ += ["compile_onnx", "CompiledModel", "supported_ops", "load_compiled"]
+__all__ += ["compile_onnx", "CompiledModel", "supported_ops", "load_compiled", "convert"]
 __all__ += ["train"]
 __all__ += ["gpu_offline"]
 __all__ += ["llm", "llm_model", "llm_models"]

@@ -219,3 +219,17 @@ def test_run_names_unsupported_op(tmp_path, capsys):
     onnx.save(model, str(path))
     assert main(["run", str(path), "--check"]) == 2
     assert "unsupported: op Det" in capsys.readouterr().err
+
+
+def test_minilm_int8_weight_only_target(minilm, tmp_path):
+    """Issue 11: int8 weight-only keeps cosine >= 0.99 to fp32 at <= 30% of the fp32 size."""
+    ort = pytest.importorskip("onnxruntime")
+    path, feeds = minilm
+    out = str(tmp_path / "minilm_int8.tpg")
+    r = trnsim.convert(path, out, quantize="int8", per_channel=True, calibrate=feeds)
+    assert r["weight_size_ratio"] <= 0.30 and r["file_size_ratio"] <= 0.30, r
+    assert r["min_cosine"] >= 0.99, r
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    got = np.asarray(trnsim.load_compiled(out).run(feeds)["embedding"]).reshape(want.shape)
+    cos = (got * want).sum(1) / np.sqrt((got * got).sum(1) * (want * want).sum(1))
+    assert cos.min() >= 0.99, cos  # the saved program against onnxruntime's fp32, per sentence

@@ -25,4 +25,10 @@ compiler::CompileOptions compile_options(const std::string& dtype, int64_t batch
   return opt;
 }
 
+void apply_sparsity_option(compiler::CompileOptions& opt, const std::string& sparsity) {
+  if (sparsity.empty() || sparsity == "none") return;
+  if (sparsity != "4:16") throw ConfigError("--sparsity " + sparsity + ": expected 4:16 (TensorE's structured-sparse pattern)");
+  opt.quant.sparse_4_16 = true;
+}
+
 }  // namespace trnsim::cli

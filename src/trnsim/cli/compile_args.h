@@ -13,4 +13,7 @@ namespace trnsim::cli {
 compiler::CompileOptions compile_options(const std::string& dtype, int64_t batch, int cores,
                                          const std::vector<std::string>& dims);
 
+// --sparsity: "" (none) or "4:16" (the one structured pattern modelled); ConfigError otherwise.
+void apply_sparsity_option(compiler::CompileOptions& opt, const std::string& sparsity);
+
 }  // namespace trnsim::cli

@@ -33,7 +33,7 @@ namespace trnsim::cli {
 namespace {
 
 struct RunArgs {
-  std::string model, chip = "trn2", dtype = "fp32", inputs, trace;
+  std::string model, chip = "trn2", dtype = "fp32", inputs, trace, sparsity;
   int64_t batch = 1;
   int cores = 0;
   uint64_t seed = 0;
@@ -123,9 +123,11 @@ int run_model(const RunArgs& a) {
     fmt::print(stderr, "note: --system {} without --tp: running on one of its chips ({}); add --tp N to split the model across N chips\n", a.system, chip.name);
   }
   compiler::CompileOptions opt = compile_options(a.dtype, a.batch, a.cores, a.dims);
+  apply_sparsity_option(opt, a.sparsity);
   opt.keep_ir = a.dump_ir;
   if (a.tp != 0 && (a.clock_scale != 1 || a.power_cap > 0))
     throw UnsupportedError("unsupported: --clock-scale/--power-cap with --tp (one chip only for now)");
+  if (a.tp != 0 && !a.sparsity.empty()) throw UnsupportedError("unsupported: --sparsity with --tp (one chip only for now)");
   if (a.tp != 0)  // tensor-parallel across chips of --system
     return run_tensor_parallel({a.model, a.system, a.tp, opt, a.seed, a.timing_only, a.json, a.inputs, a.trace,
                                 chip_given ? a.chip : std::string(), a.dump_ir});
@@ -138,6 +140,8 @@ int run_model(const RunArgs& a) {
     for (auto [opt, name] : {std::pair{a.dtype_option, "--dtype"}, {a.batch_option, "--batch"}, {a.cores_option, "--cores"}})
       if (opt && opt->count() > 0)
         throw Error(fmt::format("{}: {} does not apply to a saved program (it was fixed when compiled): compile the .onnx again with it", a.model, name));
+    if (!a.sparsity.empty())
+      throw Error(fmt::format("{}: --sparsity does not apply to a saved program: `trnsim convert --sparsity 4:16` the .onnx", a.model));
     if (!a.dims.empty())
       throw Error(fmt::format("{}: --dim does not apply to a saved program (its shapes were fixed when compiled)", a.model));
     cm = compiler::load_compiled(a.model, chip);
@@ -209,6 +213,7 @@ Register reg{{"run",
                 app.add_option("--dim", a->dims, "size of another symbolic axis, NAME=SIZE (repeatable)");
                 app.add_option("--inputs", a->inputs, "inputs as .npz (np.savez / np.savez_compressed), arrays named after the model's inputs");
                 app.add_option("--seed", a->seed, "seed of the random inputs")->capture_default_str();
+                app.add_option("--sparsity", a->sparsity, "4:16: prune MatMul weights and run TensorE's sparse path (Trn2/Trn3, --dtype bf16)");
                 app.add_flag("--timing-only", a->timing_only, "no data: timing only");
                 app.add_flag("--dump-ir", a->dump_ir, "print the IR after every compiler pass");
                 app.add_option("--trace", a->trace, "write a Perfetto / Chrome trace JSON of the whole model");

@@ -93,11 +93,15 @@ CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& o
   cm.chip = chip.name;
   cm.policy = opt.policy;
   matmul_dtype(opt.policy, chip);  // reject an impossible policy before any work
+  check_quantize_options(opt.quant, chip, opt.policy);
   PassState st{g, opt, &chip, &cm};
   run_passes(st, {"bind-inputs"}, &cm.passes);
   std::vector<std::string_view> rest(front_passes().begin() + 1, front_passes().end());
   try {
     run_passes(st, rest, &cm.passes);
+    // After the last constant folding, which would fold the weights back.
+    if (opt.quant.sparse_4_16) run_passes(st, {"sparsify"}, &cm.passes);
+    if (opt.quant.format != QuantFormat::None) run_passes(st, {"quantize"}, &cm.passes);
     if (opt.cores < 0 || opt.cores > chip.neuron_cores)
       throw ConfigError(fmt::format("--cores {}: {} has {} NeuronCores", opt.cores, chip.name, chip.neuron_cores));
     st.cores = opt.cores == 0 ? chip.neuron_cores : opt.cores;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "trnsim/compiler/compiled_model.h"
+#include "trnsim/compiler/quantize.h"
 #include "trnsim/hw/chip_spec.h"
 
 namespace trnsim::compiler {
@@ -20,6 +21,7 @@ struct CompileOptions {
   bool fuse = true;                           // attention and epilogue fusion
   int cores = 0;                              // NeuronCores to split nodes across; 0 = all of the chip's
   bool keep_ir = false;                       // keep each pass's IR dump (for --dump-ir)
+  QuantizeOptions quant;                      // weight quantisation / 4:16 sparsity (quantize.h)
 };
 
 CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& options = {});

@@ -11,6 +11,7 @@
 #include "trnsim/common/file_read.h"
 #include "trnsim/common/json_text.h"
 #include "trnsim/common/limits.h"
+#include "trnsim/compiler/const_codec.h"
 #include "trnsim/hw/spec_json.h"
 #include "trnsim/isa/program_io.h"
 #include "trnsim/isa/validate.h"
@@ -22,7 +23,7 @@ using isa::BinaryWriter;
 
 namespace {
 
-constexpr int kElemTypes = static_cast<int>(ElemType::Float4E2M1) + 1;
+constexpr int kElemTypes = static_cast<int>(ElemType::Float8E8M0) + 1;
 constexpr size_t kHeaderFixed = 8 + 4;  // magic, version
 
 uint64_t fnv1a(std::string_view s) {
@@ -83,8 +84,15 @@ void put_tensor(BinaryWriter& w, const TensorInfo& t) {
   put_ints(w, t.shape);
   w.boolean(t.shape_known);
   put_strings(w, t.dim_params);
-  w.boolean(t.data.has_value());
-  if (t.data) put_doubles(w, *t.data);
+  // 0: no data, 1: wide values (put_doubles), 2: packed at the element type's width.
+  const std::optional<std::string> packed = t.data && !t.data->empty() ? pack_narrow(*t.data, t.type) : std::nullopt;
+  w.u8(!t.data ? 0 : packed ? 2 : 1);
+  if (packed) {
+    w.u64(t.data->size());
+    w.raw(packed->data(), packed->size());
+  } else if (t.data) {
+    put_doubles(w, *t.data);
+  }
 }
 TensorInfo get_tensor(BinaryReader& r) {
   TensorInfo t;
@@ -93,8 +101,19 @@ TensorInfo get_tensor(BinaryReader& r) {
   t.shape = get_ints(r, "tensor shape");
   t.shape_known = r.boolean("tensor shape flag");
   t.dim_params = get_strings(r, "tensor dim params");
-  if (r.boolean("tensor constant flag")) {
-    t.data = get_doubles(r, "tensor constant data");
+  const uint8_t form = r.u8("tensor constant form");
+  if (form > 2) r.fail("tensor constant form", "value " + std::to_string(form) + " out of range (< 3)");
+  if (form == 2) {
+    const size_t n = r.u64("tensor constant count");
+    const size_t bytes = n > r.remaining() * 2 ? 0 : packed_bytes(n, t.type);
+    if (bytes == 0 || bytes > r.remaining())
+      r.fail("tensor constant data", fmt::format("tensor '{}': {} packed values of type {} do not fit", t.name, n, elem_name(t.type)));
+    std::string raw(bytes, '\0');
+    r.raw(raw.data(), bytes, "tensor constant data");
+    t.data = unpack_narrow(raw, n, t.type);
+  }
+  if (form == 1) t.data = get_doubles(r, "tensor constant data");
+  if (t.data) {
     if (t.shape_known && static_cast<int64_t>(t.data->size()) != numel(t.shape))
       r.fail("tensor constant data", fmt::format("tensor '{}' has {} values for shape {}", t.name, t.data->size(), shape_str(t.shape)));
   }

@@ -15,7 +15,8 @@ double round_to(ElemType t, double v) {
     case ElemType::Bool: return v != 0 ? 1 : 0;
     case ElemType::Float8E4M3FN:
     case ElemType::Float8E5M2:
-    case ElemType::Float4E2M1: {  // ONNX Cast's default saturate=1 (saturate=0: the Cast unit)
+    case ElemType::Float4E2M1:
+    case ElemType::Float8E8M0: {  // ONNX Cast's default saturate=1 (saturate=0: the Cast unit)
       numerics::ConvertOptions o;
       o.overflow = numerics::Overflow::Saturate;
       const auto dt = narrow_dtype(t);

@@ -28,6 +28,7 @@ std::string_view elem_name(ElemType t) {
     case ElemType::Float8E4M3FN: return "f8e4m3fn";
     case ElemType::Float8E5M2: return "f8e5m2";
     case ElemType::Float4E2M1: return "f4e2m1";
+    case ElemType::Float8E8M0: return "f8e8m0";
   }
   return "?";
 }
@@ -38,10 +39,11 @@ bool is_integral(ElemType t) {
 }
 
 bool is_narrow_float(ElemType t) {
-  return t == ElemType::Float8E4M3FN || t == ElemType::Float8E5M2 || t == ElemType::Float4E2M1;
+  return t == ElemType::Float8E4M3FN || t == ElemType::Float8E5M2 || t == ElemType::Float4E2M1 || t == ElemType::Float8E8M0;
 }
 
 numerics::DType narrow_dtype(ElemType t) {
+  if (t == ElemType::Float8E8M0) return numerics::DType::E8M0;
   return t == ElemType::Float8E4M3FN ? numerics::DType::F8E4M3 : t == ElemType::Float8E5M2 ? numerics::DType::F8E5M2 : numerics::DType::F4E2M1;
 }
 

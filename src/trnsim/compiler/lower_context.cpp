@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "trnsim/common/error.h"
+#include "trnsim/compiler/initialiser.h"
 #include "trnsim/compiler/shape_util.h"
 
 namespace trnsim::compiler {
@@ -84,7 +85,9 @@ const kernels::Tensor& LowerCtx::hbm_shaped(const std::string& name, std::vector
   // fp16/bf16 tensors of the model are held in their own type, so every op's result is rounded
   // as ONNX specifies (the DMA converts on the way in and out); everything else is fp32.
   const ElemType et = g.tensor(name).type;
-  const DType dt = et == ElemType::Float16 ? DType::F16 : et == ElemType::BFloat16 ? DType::BF16 : DType::F32;
+  DType dt = et == ElemType::Float16 ? DType::F16 : et == ElemType::BFloat16 ? DType::BF16 : DType::F32;
+  if (g.is_const(name) && storage_bits(et) < 16)  // quantised weights: held as their codes
+    dt = et == ElemType::Int8 ? DType::I8 : et == ElemType::UInt8 ? DType::F32 : narrow_dtype(et);
   kernels::Tensor k = is_out ? kb.hbm_output(name, elems, dt) : kb.hbm_input(name, elems, dt);
   (is_out ? writes : reads).push_back(name);
   return tensors.emplace(name, k).first->second;
@@ -93,6 +96,8 @@ const kernels::Tensor& LowerCtx::hbm_shaped(const std::string& name, std::vector
 const kernels::Tensor& LowerCtx::hbm_const_as(const std::string& name, DType t) {
   if (auto it = tensors.find(name); it != tensors.end()) return it->second;
   if (!g.is_const(name)) return hbm(name);
+  // A constant stored narrower than `t` (int8/fp8/fp4 codes) streams at its own width.
+  if (storage_bits(g.tensor(name).type) < numerics::info(t).bits) return hbm(name);
   reads.push_back(name);
   return tensors.emplace(name, kb.hbm_input(name, {std::max<int64_t>(1, numel(g.tensor(name).shape))}, t)).first->second;
 }

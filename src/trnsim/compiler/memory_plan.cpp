@@ -5,6 +5,7 @@
 #include <set>
 
 #include "trnsim/common/error.h"
+#include "trnsim/compiler/initialiser.h"
 
 namespace trnsim::compiler {
 
@@ -13,8 +14,7 @@ HbmPlan plan_hbm(const Graph& g, const hw::ChipSpec& chip) {
   auto bytes = [&](const std::string& n) { return numel(g.tensor(n).shape) * 4; };
   std::set<std::string> io(g.inputs.begin(), g.inputs.end());
   io.insert(g.outputs.begin(), g.outputs.end());
-  for (const auto& [n, t] : g.tensors)
-    if (t.is_const()) p.weight_bytes += numel(t.shape) * 4;
+  p.weight_bytes = constant_bytes(g);  // at their storage width (quantised weights narrower)
   for (const auto& n : io) p.io_bytes += bytes(n);
   // Last reader of each intermediate.
   std::map<std::string, size_t> last;

@@ -13,6 +13,7 @@
 #include "trnsim/compiler/fuse_gelu.h"
 #include "trnsim/compiler/fusion.h"
 #include "trnsim/compiler/memory_plan.h"
+#include "trnsim/compiler/quantize.h"
 #include "trnsim/compiler/sbuf_placement.h"
 #include "trnsim/compiler/shape_inference.h"
 
@@ -24,6 +25,8 @@ const std::vector<Pass>& compiler_passes() {
       {"shape-inference", true, [](PassState& s) { infer_shapes(s.g); }},
       {"constant-folding", true, [](PassState& s) { fold_constants(s.g); eliminate_dead_code(s.g); }},
       {"decomposition", true, [](PassState& s) { decompose(s.g); }},
+      {"sparsify", true, [](PassState& s) { sparsify_graph(s.g); }},
+      {"quantize", true, [](PassState& s) { quantize_graph(s.g, s.opt.quant); }},
       {"attention-fusion", true, [](PassState& s) { fuse_attention(s.g); }},
       {"gelu-fusion", true, [](PassState& s) { fuse_gelu(s.g); }},
       {"fusion", true, [](PassState& s) { fuse_epilogues(s.g); }},

@@ -4,6 +4,7 @@
 // split, partial sums all-reduced) MatMul, or along a shared batch (head) axis.
 #include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/lower_matmul.h"
+#include "trnsim/compiler/lower_sparse_matmul.h"
 #include "trnsim/compiler/op_unit.h"
 #include "trnsim/compiler/tp_rules.h"
 
@@ -31,6 +32,12 @@ int64_t work_units(const Graph& g, const Node& n) {
   const int64_t m = os[os.size() - 2], cols = os.back();
   const int64_t rows = numel(os) / std::max<int64_t>(1, m * cols) * ((m + 127) / 128);
   return rows * ((cols + kMinColsPerCore - 1) / kMinColsPerCore);
+}
+
+// A weight pruned 4:16 by the sparsify pass runs weight-stationary on the sparse path.
+void lower(LowerCtx& ctx) {
+  if (ctx.n.i("sparse_4_16", 0)) lower_sparse_matmul(ctx);
+  else lower_matmul(ctx);
 }
 
 int64_t tp_axis(TpCtx& c) {
@@ -67,7 +74,7 @@ int64_t tp_axis(TpCtx& c) {
 
 void register_matmul(OpRegistry& r) {
   r.push_back({.kind = OpKind::MatMul, .name = "MatMul", .cls = OpClass::Compute, .min_inputs = 2, .max_inputs = 2, .attributes = {},
-               .rules = {.infer = infer, .lower = lower_matmul, .parallel_units = work_units, .tp_axis = tp_axis}});
+               .rules = {.infer = infer, .lower = lower, .parallel_units = work_units, .tp_axis = tp_axis}});
 }
 
 }  // namespace trnsim::compiler
