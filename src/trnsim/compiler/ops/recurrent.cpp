@@ -116,11 +116,12 @@ struct Unroll {
   std::string clip(const std::string& x) {
     if (!n.has("clip")) return x;
     const double c = n.f("clip", 0);
-    return e.add(OpKind::Clip, n.name + ".clip", {x, e.constant("lo", {}, {-c}, t), e.constant("hi", {}, {c}, t)});
+    return op(OpKind::Max, "clip", {op(OpKind::Min, "clip", {x, e.constant("hi", {}, {c}, t)}), e.constant("lo", {}, {-c}, t)});
   }
-  std::string act(const std::string& f, const std::string& x) {
+  // clip bounds the gates' pre-activations, not the cell state before h (as onnxruntime does).
+  std::string act(const std::string& f, const std::string& x, bool clipped = true) {
     const OpKind k = f == "sigmoid" ? OpKind::Sigmoid : f == "tanh" ? OpKind::Tanh : OpKind::Relu;
-    return op(k, "act", {clip(x)});
+    return op(k, "act", {clipped ? clip(x) : x});
   }
   // Rows [k H, (k+1) H) of a per-direction weight W or R, transposed: [in, H].
   std::string gate_weight(const std::string& w, int64_t dir, int64_t k, int64_t cols) {
@@ -207,7 +208,7 @@ DirOut run_direction(Unroll& u, const std::string& x, int64_t dir, bool reverse,
       const std::string cg = u.act(act[1], pre(3, o.h));
       c = u.op(OpKind::Add, "cell", {u.op(OpKind::Mul, "cell", {fg, o.c}), u.op(OpKind::Mul, "cell", {ig, cg})});
       const std::string og = u.act(act[0], peephole(1, pre(1, o.h), c));
-      h = u.op(OpKind::Mul, "hidden", {og, u.act(act[2], c)});
+      h = u.op(OpKind::Mul, "hidden", {og, u.act(act[2], c, false)});
     }
     const std::string m = u.mask(s);
     ys[static_cast<size_t>(s)] = reshape(u.e, n.name + ".y", m.empty() ? h : u.e.add(OpKind::Where, n.name + ".mask", {m, h, zero}), {1, 1, B, H});
