@@ -54,8 +54,10 @@ PASS_RATE_FLOOR = 0.80
 # model, each with the reason: reported here, not hidden, and expected to shrink to nothing.
 KNOWN_FAILURES: dict[str, str] = {
     # Not LSTM's decomposition (right at batch >= 2, and against onnxruntime in
-    # test_recurrent.py): a fused MatMul epilogue chain at one row (M = 1) computes a wrong
-    # result; reproduced without LSTM by test_recurrent.py::test_fused_epilogue_chain_one_row.
+    # test_recurrent.py): a MatMul with three fused binary epilogues at one row (M = 1) is wrong:
+    # lower_matmul.cpp loads every row-broadcast operand once per block into a 2-buffer ring, so
+    # the third overwrites the first. Reproduced without LSTM by
+    # test_recurrent.py::test_fused_epilogue_chain_one_row.
     "test_lstm_reverse": "batch-1 LSTM: MatMul epilogue fusion bug at M = 1 (see test_recurrent.py)",
     "test_lstm_bidirectional": "batch-1 LSTM: MatMul epilogue fusion bug at M = 1 (see test_recurrent.py)",
 }

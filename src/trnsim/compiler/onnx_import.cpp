@@ -305,6 +305,23 @@ TensorInfo constant_value(const Node& n) {
   return t;
 }
 
+// A Constant node becomes a constant tensor; any other node declares its outputs and joins `into`.
+void add_node(Graph& g, Node n, std::vector<Node>& into) {
+  if (n.op == OpKind::Constant) {
+    TensorInfo t = constant_value(n);
+    t.name = n.outputs.at(0);
+    g.tensors[t.name] = std::move(t);
+    return;
+  }
+  for (const auto& out : n.outputs) {
+    if (out.empty()) continue;
+    TensorInfo t;
+    t.name = out;
+    g.tensors[out] = std::move(t);
+  }
+  into.push_back(std::move(n));
+}
+
 void add_value(Graph& g, const onnx::ValueInfoProto& v, const std::string& where, bool is_input) {
   TensorInfo t;
   t.name = v.name();
@@ -367,19 +384,7 @@ Graph convert(onnx::ModelProto& m, const std::string& source, const std::filesys
                                 source, n.name, out));    for (const auto& in : n.inputs)
       if (!in.empty() && !g.tensors.count(in))
         throw Error(fmt::format("'{}': node '{}' reads '{}', which no earlier node or initializer defines", source, n.name, in));
-    if (n.op == OpKind::Constant) {
-      TensorInfo t = constant_value(n);
-      t.name = n.outputs.at(0);
-      g.tensors[t.name] = std::move(t);
-      continue;
-    }
-    for (const auto& out : n.outputs) {
-      if (out.empty()) continue;
-      TensorInfo t;
-      t.name = out;
-      g.tensors[out] = std::move(t);
-    }
-    g.nodes.push_back(std::move(n));
+    add_node(g, std::move(n), g.nodes);
   }
   for (const auto& o : gp.output()) {
     if (!g.tensors.count(o.name())) throw Error(fmt::format("'{}': output '{}' is never produced", source, o.name()));
@@ -446,19 +451,7 @@ Subgraph inline_subgraph(Graph& g, const std::string& graph_proto, const std::st
     n.name = prefix + n.name;
     for (auto& in : n.inputs) in = read(in);
     for (auto& out : n.outputs) if (!out.empty()) out = define(out);
-    if (n.op == OpKind::Constant) {
-      TensorInfo t = constant_value(n);
-      t.name = n.outputs.at(0);
-      g.tensors[t.name] = std::move(t);
-      continue;
-    }
-    for (const auto& out : n.outputs) {
-      if (out.empty()) continue;
-      TensorInfo t;
-      t.name = out;
-      g.tensors[out] = std::move(t);
-    }
-    s.nodes.push_back(std::move(n));
+    add_node(g, std::move(n), s.nodes);
   }
   for (const auto& o : gp.output()) s.outputs.push_back(read(o.name()));
   return s;
