@@ -41,7 +41,7 @@ except ImportError:  # pragma: no cover
 # ConstantOfShape, Range, Resize's scales, ...) is bound to its run-time value as a constant,
 # and the program is compiled (and cached) per (input shapes, values of those inputs).
 _SPEC_MAX_ELEMS = 64
-_SPEC_ELEM_TYPES = {6: np.int32, 7: np.int64, 1: np.float32, 11: np.float64}  # ONNX type -> numpy
+_SPEC_ELEM_TYPES = {6: np.int32, 7: np.int64, 1: np.float32, 11: np.float64, 9: np.bool_}  # ONNX type -> numpy (bool: If/Loop conditions, NonZero masks)
 
 
 def _model_source(model: Any):
@@ -279,8 +279,9 @@ class CompiledModel:
         if self._spec:
             types = self._input_types()
             for n in self._spec:
-                want_int = types.get(n) in (6, 7)
-                if n in arrays and ((arrays[n].dtype.kind in "iu") != want_int or arrays[n].dtype.kind not in "iuf"
+                want_int, want_bool = types.get(n) in (6, 7), types.get(n) == 9
+                if n in arrays and ((arrays[n].dtype.kind == "b") != want_bool
+                                    or (not want_bool and ((arrays[n].dtype.kind in "iu") != want_int or arrays[n].dtype.kind not in "iuf"))
                                     or arrays[n].size > _SPEC_MAX_ELEMS):
                     raise _core.UnsupportedError(f"unsupported: input '{n}' reaches a shape operand; it must be a small "
                                                  f"integer or float array (at most {_SPEC_MAX_ELEMS} elements)")

@@ -35,6 +35,7 @@ std::string_view class_name(OpClass c) {
 std::string how(const OpInfo& r) {
   const auto& x = r.rules;
   if (x.lower_alias) return "alias (no kernel)";
+  if (x.expand) return "inlined (known condition)";
   if (x.lower && x.decompose) return "kernel or decomposed";
   if (x.lower) return "kernel";
   if (x.decompose) return "decomposed";

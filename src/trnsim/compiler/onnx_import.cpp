@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <optional>
@@ -228,9 +229,45 @@ AttrValue attr_value(const onnx::AttributeProto& a, const std::string& op, const
     case A::INTS: return std::vector<int64_t>(a.ints().begin(), a.ints().end());
     case A::FLOATS: return std::vector<double>(a.floats().begin(), a.floats().end());
     case A::TENSOR: return tensor_from_proto(a.t(), fmt::format("node '{}'", node), nullptr);
+    // If/Loop sub-graphs travel as their serialized GraphProto; ops/control_flow.cpp inlines
+    // them (inline_subgraph) once their condition or trip count is known.
+    case A::GRAPH: return a.g().SerializeAsString();
+    case A::STRINGS: {  // joined with ',' (names such as RNN activations; the unit splits them)
+      std::string s;
+      for (const auto& x : a.strings()) s += (s.empty() ? "" : ",") + x;
+      return s;
+    }
     default: break;
   }
   throw UnsupportedError(fmt::format("unsupported: op {} (attribute {} of type {}) at node '{}'", op, a.name(), static_cast<int>(a.type()), node));
+}
+
+// One node: its op (the table's), its attributes (each one the op's row implements), inputs
+// and outputs as named in the file.
+Node import_node(const onnx::NodeProto& np, int idx, int opset, const std::string& source) {
+  Node n;
+  n.name = np.name().empty() ? fmt::format("{}_{}", np.op_type(), idx) : np.name();
+  if (!np.domain().empty() && np.domain() != "ai.onnx")
+    throw UnsupportedError(fmt::format("unsupported: op {}.{} at node '{}'", np.domain(), np.op_type(), n.name));
+  auto k = op_from_name(np.op_type());
+  if (!k) throw UnsupportedError(fmt::format("unsupported: op {} at node '{}'", np.op_type(), n.name));
+  n.op = *k;
+  if (int v = revised_after_opset23(n.op); opset > kMaxOpset && v > 0 && v <= opset)
+    throw UnsupportedError(fmt::format("unsupported: op {} version {} (opset {}; trnsim implements the ops of opsets {}..{}) at node '{}'",
+                                       np.op_type(), v, opset, kMinOpset, kMaxOpset, n.name));
+  const auto& info = op_info(n.op);
+  for (const auto& a : np.attribute()) {
+    bool known = false;
+    for (auto name : info.attributes) known |= name == a.name();
+    if (!known) throw UnsupportedError(fmt::format("unsupported: op {} (attribute {}) at node '{}'", np.op_type(), a.name(), n.name));
+    n.attrs[a.name()] = attr_value(a, np.op_type(), n.name);
+  }
+  n.inputs.assign(np.input().begin(), np.input().end());
+  while (!n.inputs.empty() && n.inputs.back().empty()) n.inputs.pop_back();
+  n.outputs.assign(np.output().begin(), np.output().end());
+  if (std::all_of(n.outputs.begin(), n.outputs.end(), [](const std::string& o) { return o.empty(); }))
+    throw Error(fmt::format("'{}': node '{}' ({}) has no outputs", source, n.name, np.op_type()));
+  return n;
 }
 
 // A Constant node becomes a constant tensor directly.
@@ -267,6 +304,23 @@ TensorInfo constant_value(const Node& n) {
   }
   t.shape_known = true;
   return t;
+}
+
+// A Constant node becomes a constant tensor; any other node declares its outputs and joins `into`.
+void add_node(Graph& g, Node n, std::vector<Node>& into) {
+  if (n.op == OpKind::Constant) {
+    TensorInfo t = constant_value(n);
+    t.name = n.outputs.at(0);
+    g.tensors[t.name] = std::move(t);
+    return;
+  }
+  for (const auto& out : n.outputs) {
+    if (out.empty()) continue;
+    TensorInfo t;
+    t.name = out;
+    g.tensors[out] = std::move(t);
+  }
+  into.push_back(std::move(n));
 }
 
 void add_value(Graph& g, const onnx::ValueInfoProto& v, const std::string& where, bool is_input) {
@@ -325,29 +379,7 @@ Graph convert(onnx::ModelProto& m, const std::string& source, const std::filesys
   }
   int idx = 0;
   for (const auto& np : gp.node()) {
-    Node n;
-    n.name = np.name().empty() ? fmt::format("{}_{}", np.op_type(), idx) : np.name();
-    ++idx;
-    if (!np.domain().empty() && np.domain() != "ai.onnx")
-      throw UnsupportedError(fmt::format("unsupported: op {}.{} at node '{}'", np.domain(), np.op_type(), n.name));
-    auto k = op_from_name(np.op_type());
-    if (!k) throw UnsupportedError(fmt::format("unsupported: op {} at node '{}'", np.op_type(), n.name));
-    n.op = *k;
-    if (int v = revised_after_opset23(n.op); g.opset > kMaxOpset && v > 0 && v <= g.opset)
-      throw UnsupportedError(fmt::format("unsupported: op {} version {} (opset {}; trnsim implements the ops of opsets {}..{}) at node '{}'",
-                                         np.op_type(), v, g.opset, kMinOpset, kMaxOpset, n.name));
-    const auto& info = op_info(n.op);
-    for (const auto& a : np.attribute()) {
-      bool known = false;
-      for (auto name : info.attributes) known |= name == a.name();
-      if (!known) throw UnsupportedError(fmt::format("unsupported: op {} (attribute {}) at node '{}'", np.op_type(), a.name(), n.name));
-      n.attrs[a.name()] = attr_value(a, np.op_type(), n.name);
-    }
-    n.inputs.assign(np.input().begin(), np.input().end());
-    while (!n.inputs.empty() && n.inputs.back().empty()) n.inputs.pop_back();
-    n.outputs.assign(np.output().begin(), np.output().end());
-    if (std::all_of(n.outputs.begin(), n.outputs.end(), [](const std::string& o) { return o.empty(); }))
-      throw Error(fmt::format("'{}': node '{}' ({}) has no outputs", source, n.name, np.op_type()));
+    Node n = import_node(np, idx++, g.opset, source);
     // ONNX graphs are single-assignment: an output may not redefine an initializer, a graph
     // input or an earlier node's output (the redefinition silently replaced the constant).
     for (const auto& out : n.outputs)
@@ -356,19 +388,7 @@ Graph convert(onnx::ModelProto& m, const std::string& source, const std::filesys
                                 source, n.name, out));    for (const auto& in : n.inputs)
       if (!in.empty() && !g.tensors.count(in))
         throw Error(fmt::format("'{}': node '{}' reads '{}', which no earlier node or initializer defines", source, n.name, in));
-    if (n.op == OpKind::Constant) {
-      TensorInfo t = constant_value(n);
-      t.name = n.outputs.at(0);
-      g.tensors[t.name] = std::move(t);
-      continue;
-    }
-    for (const auto& out : n.outputs) {
-      if (out.empty()) continue;
-      TensorInfo t;
-      t.name = out;
-      g.tensors[out] = std::move(t);
-    }
-    g.nodes.push_back(std::move(n));
+    add_node(g, std::move(n), g.nodes);
   }
   for (const auto& o : gp.output()) {
     if (!g.tensors.count(o.name())) throw Error(fmt::format("'{}': output '{}' is never produced", source, o.name()));
@@ -403,6 +423,42 @@ Graph import_onnx_file(const std::string& path) {
   std::string().swap(bytes);  // the proto holds the weights now: never twice over
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   return convert(m, path, &dir);
+}
+
+Subgraph inline_subgraph(Graph& g, const std::string& graph_proto, const std::string& prefix, const std::vector<std::string>& bind) {
+  onnx::GraphProto gp;
+  if (!gp.ParseFromString(graph_proto)) throw Error(fmt::format("sub-graph '{}' is not a valid GraphProto", prefix));
+  if (static_cast<size_t>(gp.input_size()) != bind.size())
+    throw ShapeError(fmt::format("sub-graph '{}' declares {} inputs, the node gives {}", prefix, gp.input_size(), bind.size()));
+  std::map<std::string, std::string> names;  // the sub-graph's names -> the graph's
+  for (int i = 0; i < gp.input_size(); ++i) names[gp.input(i).name()] = bind[static_cast<size_t>(i)];
+  auto define = [&](const std::string& n) {
+    std::string to = prefix + n;
+    if (g.tensors.count(to)) to = g.fresh(to);
+    return names[n] = to;
+  };
+  auto read = [&](const std::string& n) {
+    auto it = names.find(n);
+    const std::string r = it != names.end() ? it->second : n;
+    if (!n.empty() && !g.tensors.count(r)) throw Error(fmt::format("sub-graph '{}' reads '{}', which nothing defines", prefix, n));
+    return r;
+  };
+  for (const auto& init : gp.initializer()) {
+    TensorInfo t = tensor_from_proto(init, fmt::format("initializer of sub-graph '{}'", prefix), nullptr);
+    t.name = define(init.name());
+    g.tensors[t.name] = std::move(t);
+  }
+  Subgraph s;
+  int idx = 0;
+  for (const auto& np : gp.node()) {
+    Node n = import_node(np, idx++, g.opset, prefix);
+    n.name = prefix + n.name;
+    for (auto& in : n.inputs) in = read(in);
+    for (auto& out : n.outputs) if (!out.empty()) out = define(out);
+    add_node(g, std::move(n), s.nodes);
+  }
+  for (const auto& o : gp.output()) s.outputs.push_back(read(o.name()));
+  return s;
 }
 
 }  // namespace trnsim::compiler

@@ -17,6 +17,10 @@ struct OpRules {
   // Shape inference: sets the shape and element type of n's outputs from its inputs (all
   // known). None: the op cannot appear before shape inference (an UnsupportedError).
   void (*infer)(Graph& g, const Node& n) = nullptr;
+  // Inlining during shape inference (control flow, ops/control_flow.cpp): the nodes that
+  // replace n, once its condition or trip count is constant; shape inference runs them in turn.
+  // None: the node is inferred by `infer`.
+  std::vector<Node> (*expand)(Graph& g, const Node& n) = nullptr;
   // Reference evaluation for constant folding (host_eval.h): fills `out` (sized for output 0)
   // in double precision; other outputs it sets itself. None: the node is not folded.
   void (*eval)(Graph& g, const Node& n, std::vector<double>& out) = nullptr;

@@ -32,6 +32,7 @@ enum class OpKind : uint8_t {
   // the ops of the models users bring (issue 11)
   GatherND, CumSum, Trilu, ArgMax, ArgMin, TopK, OneHot, InstanceNormalization, GroupNormalization, Einsum,
   ScatterND, ScatterElements,
+  ConvTranspose, LSTM, GRU, RNN, NonZero, If, Loop,  // issue 11 item 2 (ops2)
   Im2col,  // made by Conv's decomposition (ops/conv.cpp), not an ONNX op
   kCount
 };

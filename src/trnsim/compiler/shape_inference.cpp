@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <deque>
+#include <iterator>
+
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/host_eval.h"
 
@@ -59,7 +62,16 @@ void infer_node(Graph& g, const Node& n) {
 
 void infer_shapes(Graph& g) {
   std::vector<Node> kept;
-  for (auto& n : g.nodes) {
+  std::deque<Node> todo(std::make_move_iterator(g.nodes.begin()), std::make_move_iterator(g.nodes.end()));
+  g.nodes.clear();
+  while (!todo.empty()) {
+    Node n = std::move(todo.front());
+    todo.pop_front();
+    if (const auto expand = op_rules(n.op).expand) {  // inlined control flow: its nodes come next
+      std::vector<Node> with = expand(g, n);
+      todo.insert(todo.begin(), std::make_move_iterator(with.begin()), std::make_move_iterator(with.end()));
+      continue;
+    }
     infer_node(g, n);
     bool all_const = true;
     for (const auto& i : n.inputs) all_const &= i.empty() || g.is_const(i);
