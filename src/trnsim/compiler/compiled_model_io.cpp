@@ -83,8 +83,18 @@ void put_tensor(BinaryWriter& w, const TensorInfo& t) {
   put_ints(w, t.shape);
   w.boolean(t.shape_known);
   put_strings(w, t.dim_params);
-  w.boolean(t.data.has_value());
-  if (t.data) put_doubles(w, *t.data);
+  // Constants as the IR holds them (const_data.h): 0 none, 1 decoded doubles, 2 bytes of
+  // their type, 3 shape-only (compiled timing-only).
+  const ConstData* d = t.data ? &*t.data : nullptr;
+  w.u8(!d ? 0 : d->is_encoded() ? 2 : !d->loaded() ? 3 : 1);
+  if (!d) return;
+  if (d->is_encoded() || !d->loaded()) {
+    w.u8(static_cast<uint8_t>(d->encoding()));
+    w.i64(static_cast<int64_t>(d->size()));
+    if (d->is_encoded()) w.str(d->bytes());
+  } else {
+    put_doubles(w, d->values());
+  }
 }
 TensorInfo get_tensor(BinaryReader& r) {
   TensorInfo t;
@@ -93,8 +103,23 @@ TensorInfo get_tensor(BinaryReader& r) {
   t.shape = get_ints(r, "tensor shape");
   t.shape_known = r.boolean("tensor shape flag");
   t.dim_params = get_strings(r, "tensor dim params");
-  if (r.boolean("tensor constant flag")) {
-    t.data = get_doubles(r, "tensor constant data");
+  const uint8_t form = r.u8("tensor constant form");
+  if (form > 3) r.fail("tensor constant form", fmt::format("value {} out of range (< 4)", form));
+  if (form == 1) t.data = get_doubles(r, "tensor constant data");
+  if (form >= 2) {
+    const auto type = r.enumeration<ElemType>("tensor constant type", kElemTypes);
+    const int64_t count = r.i64("tensor constant count");
+    if (count < 0) r.fail("tensor constant count", fmt::format("negative count {}", count));
+    if (form == 3) {
+      t.data = ConstData::shape_only(type, count);
+    } else {
+      std::string bytes = r.str("tensor constant bytes");
+      if (static_cast<int64_t>(bytes.size()) != encoded_bytes(type, count))
+        r.fail("tensor constant bytes", fmt::format("tensor '{}': {} bytes for {} elements of {}", t.name, bytes.size(), count, elem_name(type)));
+      t.data = ConstData::owned(type, count, std::move(bytes));
+    }
+  }
+  if (t.data) {
     if (t.shape_known && static_cast<int64_t>(t.data->size()) != numel(t.shape))
       r.fail("tensor constant data", fmt::format("tensor '{}' has {} values for shape {}", t.name, t.data->size(), shape_str(t.shape)));
   }

@@ -19,7 +19,7 @@
 namespace trnsim::compiler {
 
 inline constexpr char kCompiledMagic[8] = {'T', 'R', 'N', 'S', 'I', 'M', 'P', 'G'};
-inline constexpr uint32_t kCompiledFormatVersion = 2;  // 2: indirect DMA (Dma::indirect, Dma::index)
+inline constexpr uint32_t kCompiledFormatVersion = 3;  // 2: indirect DMA (Dma::indirect, Dma::index); 3: constants in their own type
 
 // FNV-1a of the chip's spec as JSON (its source path left out): two specs with equal fields
 // hash equal wherever they were loaded from.
