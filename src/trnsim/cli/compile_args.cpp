@@ -2,10 +2,7 @@
 
 #include <cstdlib>
 
-#include <fmt/format.h>
-
 #include "trnsim/common/error.h"
-#include "trnsim/hw/logical_cores.h"
 
 namespace trnsim::cli {
 
@@ -26,15 +23,6 @@ compiler::CompileOptions compile_options(const std::string& dtype, int64_t batch
     opt.dims[d.substr(0, eq)] = size;
   }
   return opt;
-}
-
-int physical_cores(const hw::ChipSpec& chip, int logical_cores, int lnc) {
-  const int l = hw::resolve_lnc(chip, lnc);
-  const int available = chip.neuron_cores / l;
-  if (logical_cores < 0 || logical_cores > available)
-    throw ConfigError(fmt::format("--cores {}: {} has {} logical NeuronCores at lnc {} ({} physical)", logical_cores, chip.name, available, l,
-                                  chip.neuron_cores));
-  return logical_cores * l;
 }
 
 }  // namespace trnsim::cli

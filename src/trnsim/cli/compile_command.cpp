@@ -15,6 +15,7 @@
 #include "trnsim/compiler/compile.h"
 #include "trnsim/compiler/compiled_model_io.h"
 #include "trnsim/compiler/onnx_import.h"
+#include "trnsim/hw/logical_cores.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/runtime/npz.h"
 #include "trnsim/runtime/value_specialisation.h"
@@ -33,7 +34,7 @@ struct CompileArgs {
 
 int compile_model(const CompileArgs& a) {
   const hw::ChipSpec chip = hw::load_chip(a.chip);
-  const compiler::CompileOptions opt = compile_options(a.dtype, a.batch, physical_cores(chip, a.cores, a.lnc), a.dims);
+  const compiler::CompileOptions opt = compile_options(a.dtype, a.batch, hw::physical_cores(chip, a.cores, a.lnc), a.dims);
   const auto npz = a.inputs.empty() ? std::map<std::string, runtime::NpyArray>{} : runtime::read_npz(a.inputs);
   const runtime::SpecialisedModel sm = runtime::compile_specialised(compiler::import_onnx_file(a.model), chip, opt, npz);
   const compiler::CompiledModel& cm = sm.model;

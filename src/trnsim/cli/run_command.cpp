@@ -125,7 +125,7 @@ int run_model(const RunArgs& a) {
   const int lnc = hw::resolve_lnc(chip, a.lnc);
   if (a.tp != 0 && a.cores != 0)
     throw ConfigError("--cores with --tp: each rank runs on one logical NeuronCore (--lnc sets its size)");
-  compiler::CompileOptions opt = compile_options(a.dtype, a.batch, a.tp != 0 ? 0 : physical_cores(chip, a.cores, lnc), a.dims);
+  compiler::CompileOptions opt = compile_options(a.dtype, a.batch, a.tp != 0 ? 0 : hw::physical_cores(chip, a.cores, lnc), a.dims);
   opt.keep_ir = a.dump_ir;
   opt.timing_only = a.timing_only;  // no weight values are read, so none are computed
   if (a.tp != 0 && (a.clock_scale != 1 || a.power_cap > 0))

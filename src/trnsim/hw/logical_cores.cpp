@@ -18,5 +18,13 @@ int resolve_lnc(const ChipSpec& chip, int lnc, const std::string& option) {
 }
 
 int logical_cores(const ChipSpec& chip, int lnc) { return chip.neuron_cores / resolve_lnc(chip, lnc); }
+int physical_cores(const hw::ChipSpec& chip, int logical_cores, int lnc) {
+  const int l = hw::resolve_lnc(chip, lnc);
+  const int available = chip.neuron_cores / l;
+  if (logical_cores < 0 || logical_cores > available)
+    throw ConfigError(fmt::format("--cores {}: {} has {} logical NeuronCores at lnc {} ({} physical)", logical_cores, chip.name, available, l,
+                                  chip.neuron_cores));
+  return logical_cores * l;
+}
 
 }  // namespace trnsim::hw

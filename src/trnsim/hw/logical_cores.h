@@ -17,5 +17,8 @@ int default_lnc(const ChipSpec& chip);
 int resolve_lnc(const ChipSpec& chip, int lnc, const std::string& option = "--lnc");
 // Logical cores of one chip at that LNC (0: the default).
 int logical_cores(const ChipSpec& chip, int lnc);
+// `--cores N` counts logical cores: the physical cores they are (0 stays 0: all of the chip's).
+// ConfigError "--cores N: ..." when the chip has fewer.
+int physical_cores(const ChipSpec& chip, int logical_cores, int lnc);
 
 }  // namespace trnsim::hw
