@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -35,26 +33,25 @@ WALL_TARGET_S, RSS_TARGET_MB, LAYER_RSS_TARGET_MB = 1.0, 500.0, 1000.0
 LAYER_K = LAYER_N = 32768  # 1.07e9 parameters
 
 
+# A process forked from this one (onnxruntime loaded) would report this process's pages as its
+# own peak (Linux carries the high-water mark across fork and exec): a fresh Python forks
+# trnsim and reports the wait4 peak and CPU of that child alone.
+_MEASURE = ("import os, sys\npid = os.fork()\nif pid == 0:\n    os.execv(sys.argv[1], sys.argv[1:])\n"
+            "_, st, ru = os.wait4(pid, 0)\n"
+            "sys.stderr.write(f'\\nMEASURED {ru.ru_maxrss} {ru.ru_utime + ru.ru_stime}\\n')\n"
+            "sys.exit(os.waitstatus_to_exitcode(st))\n")
+
+
 def trnsim_run(cmd) -> dict:
-    """Wall, CPU and peak RSS of one trnsim process. The peak is /usr/bin/time's (%M) where it
-    exists: a child forked from this Python process (onnxruntime loaded) would report the
-    parent's pages as its own peak; else wait4's, which has that caveat."""
-    gnu_time = shutil.which("time") or ("/usr/bin/time" if os.path.exists("/usr/bin/time") else None)
-    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
-        full = [gnu_time, "-f", "%M", "-o", rss.name, *cmd] if gnu_time else cmd
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        p = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        out, err = p.stdout.read(), p.stderr.read()
-        _, status, usage = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"trnsim failed: {err.strip()}")
-        peak_kb = int(rss.read().split()[-1]) if gnu_time else usage.ru_maxrss
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    rep = json.loads(out)
-    return {"wall_s": wall, "cpu_s": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
-            "peak_rss_bytes": peak_kb * 1024, "simulated_time_s": rep["time_s"],
+    """Wall, CPU and peak RSS of one trnsim process."""
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-c", _MEASURE, *cmd], capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise SystemExit(f"trnsim failed: {p.stderr.strip()}")
+    peak_kb, cpu = p.stderr.rsplit("MEASURED ", 1)[1].split()[:2]
+    rep = json.loads(p.stdout)
+    return {"wall_s": wall, "cpu_s": float(cpu), "peak_rss_bytes": int(peak_kb) * 1024, "simulated_time_s": rep["time_s"],
             "compile_time_s": rep["compile_time_s"], "sim_wall_s": rep["sim_wall_s"]}
 
 
