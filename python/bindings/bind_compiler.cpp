@@ -19,6 +19,7 @@
 #include "trnsim/compiler/compile.h"
 #include "trnsim/compiler/compiled_model_io.h"
 #include "trnsim/compiler/onnx_import.h"
+#include "trnsim/hw/logical_cores.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/runtime/loaded_model.h"
 #include "trnsim/runtime/report_json.h"
@@ -50,7 +51,8 @@ struct Compiled {
 
 std::unique_ptr<Compiled> compile_onnx(const nb::bytes& model, bool is_path, const std::string& chip, const std::string& dtype,
                                        std::optional<int64_t> batch, const std::map<std::string, int64_t>& dims,
-                                       const std::map<std::string, std::vector<int64_t>>& shapes, bool keep_ir) {
+                                       const std::map<std::string, std::vector<int64_t>>& shapes, bool keep_ir, int cores, int lnc,
+                                       bool timing_only) {
   std::string data(model.c_str(), model.size());
   compiler::Graph g;
   hw::ChipSpec spec;
@@ -65,6 +67,8 @@ std::unique_ptr<Compiled> compile_onnx(const nb::bytes& model, bool is_path, con
   opt.dims = dims;
   for (const auto& [k, v] : shapes) opt.input_shapes[k] = v;
   opt.keep_ir = keep_ir;
+  opt.cores = hw::physical_cores(spec, cores, lnc);  // logical cores of lnc physical ones
+  opt.timing_only = timing_only;
   auto c = std::make_unique<Compiled>();
   c->chip = std::move(spec);
   {
@@ -141,7 +145,7 @@ void bind(nb::module_& root) {
   m.def("load_compiled", &load_compiled, nb::arg("path"), nb::arg("chip").none() = nb::none(),
         "Loads a program saved by Compiled.save or `trnsim compile -o`");
   m.def("compile_onnx", &compile_onnx, nb::arg("model"), nb::arg("is_path"), nb::arg("chip"), nb::arg("dtype"), nb::arg("batch").none(),
-        nb::arg("dims"), nb::arg("shapes"), nb::arg("keep_ir"),
+        nb::arg("dims"), nb::arg("shapes"), nb::arg("keep_ir"), nb::arg("cores") = 0, nb::arg("lnc") = 0, nb::arg("timing_only") = false,
         "Imports an ONNX model (bytes, or a path when is_path) and compiles it for a chip");
 }
 

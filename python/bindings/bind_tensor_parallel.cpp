@@ -41,7 +41,7 @@ Out to_numpy(std::vector<float>&& v) {
 std::tuple<Outputs, std::string> run(const nb::bytes& model, bool is_path, const std::string& system, int tp,
                                      const std::string& dtype, bool timing, const std::map<std::string, Flat>& inputs,
                                      const std::map<std::string, std::vector<int64_t>>& shapes, std::optional<int64_t> batch,
-                                     const std::map<std::string, int64_t>& dims, const std::string& algorithm, uint64_t seed) {
+                                     const std::map<std::string, int64_t>& dims, const std::string& algorithm, uint64_t seed, int lnc) {
   const std::string data(model.c_str(), model.size());
   std::map<std::string, std::vector<float>> in;
   for (const auto& [n, a] : inputs) in[n].assign(a.data(), a.data() + a.size());
@@ -51,6 +51,8 @@ std::tuple<Outputs, std::string> run(const nb::bytes& model, bool is_path, const
     nb::gil_scoped_release release;
     runtime::TpOptions o;
     o.tp = tp;
+    o.lnc = lnc;
+    o.compile.timing_only = timing;
     o.compile.policy = compiler::parse_policy(dtype);
     o.compile.batch = batch.value_or(1);
     o.compile.dims = dims;
@@ -71,8 +73,8 @@ std::tuple<Outputs, std::string> run(const nb::bytes& model, bool is_path, const
 void bind(nb::module_& root) {
   nb::module_ m = root.def_submodule("tensor_parallel", "Megatron-style tensor-parallel execution across the chips of a system");
   m.def("run", &run, nb::arg("model"), nb::arg("is_path"), nb::arg("system"), nb::arg("tp"), nb::arg("dtype"), nb::arg("timing"),
-        nb::arg("inputs"), nb::arg("shapes"), nb::arg("batch").none(), nb::arg("dims"), nb::arg("algorithm"), nb::arg("seed"),
-        "Splits an ONNX model across tp chips of a system and runs it; returns (outputs, report JSON)");
+        nb::arg("inputs"), nb::arg("shapes"), nb::arg("batch").none(), nb::arg("dims"), nb::arg("algorithm"), nb::arg("seed"), nb::arg("lnc") = 0,
+        "Splits an ONNX model across tp logical NeuronCores of a system and runs it; returns (outputs, report JSON)");
 }
 
 bindings::Register reg{70, bind};

@@ -31,9 +31,10 @@ _MODES = ("functional", "timing")
 def run_tensor_parallel(model: Any, system: str = "trn2.48xlarge", tp: int = 16, dtype: str = "fp32",
                         mode: str = "functional", inputs: Optional[Mapping[str, Any]] = None,
                         batch: Optional[int] = None, dims: Optional[Mapping[str, int]] = None,
-                        algorithm: str = "auto", seed: int = 0) -> Tuple[Dict[str, np.ndarray], Dict[str, Any]]:
-    """Runs ``model`` (a path, ONNX bytes or an onnx.ModelProto) split across ``tp`` chips of
-    ``system``. Returns (outputs, report): outputs maps each graph output to a float32 numpy
+                        algorithm: str = "auto", seed: int = 0, lnc: int = 0) -> Tuple[Dict[str, np.ndarray], Dict[str, Any]]:
+    """Runs ``model`` (a path, ONNX bytes or an onnx.ModelProto) split across ``tp`` logical
+    NeuronCores of ``system`` (one rank per logical core of ``lnc`` physical cores; 0: the
+    chip's default, 2 on trn2/trn3). Returns (outputs, report): outputs maps each graph output to a float32 numpy
     array (rank 0's; every rank holds the same after the last all-reduce; empty in timing
     mode), report is the dict `trnsim run --tp N --json` prints (time_s, compute_time_s,
     communication_time_s, exposed_communication_time_s, communication_share, all_reduces,
@@ -49,5 +50,5 @@ def run_tensor_parallel(model: Any, system: str = "trn2.48xlarge", tp: int = 16,
         shapes[name] = [int(d) for d in a.shape]
         flat[name] = np.ascontiguousarray(a, dtype=np.float32).reshape(-1)
     outs, report = _core.tensor_parallel.run(src, is_path, system, int(tp), dtype, mode == "timing", flat, shapes,
-                                             batch, dict(dims or {}), algorithm, int(seed))
+                                             batch, dict(dims or {}), algorithm, int(seed), int(lnc))
     return {n: np.asarray(v, dtype=np.float32).reshape(shape) for n, (shape, v) in outs.items()}, json.loads(report)

@@ -117,8 +117,9 @@ def test_run_energy_clock_scale_and_power_cap(mlp):
 
 
 def test_tensor_parallel_run_energy(mlp):
-    j = cli_json("run", mlp, "--dtype", "bf16", "--timing-only", "--system", "trn2.48xlarge", "--tp", "2")
-    assert j["kind"] == "run"
+    # TP 8 at trn2's LNC=2: one rank per logical core, 4 per chip, so 2 chips' static power.
+    j = cli_json("run", mlp, "--dtype", "bf16", "--timing-only", "--system", "trn2.48xlarge", "--tp", "8")
+    assert j["kind"] == "run" and j["chips"] == 2 and j["lnc"] == 2
     assert j["energy_j"] == pytest.approx(sum(j["energy_by_unit_j"].values()), rel=1e-12)
     assert j["energy_by_unit_j"]["static"] == pytest.approx(2 * 150 * j["time_s"], rel=1e-9)
     assert j["energy_by_unit_j"]["NeuronLink"] > 0

@@ -1,5 +1,5 @@
 """Tensor-parallel execution of a tiny Llama (transformers LlamaForCausalLM, seeded random
-weights; 2 layers, hidden 64, 8 heads, 4 KV heads (GQA), SwiGLU 128) across 2 and 4 chips of
+weights; 2 layers, hidden 64, 8 heads, 4 KV heads (GQA), SwiGLU 128) across 2 and 4 logical NeuronCores (one trn2 chip at LNC=2) of
 trn2.48xlarge, fp32 policy.
 
 References and tolerances:
@@ -10,7 +10,7 @@ References and tolerances:
       (as tests/python/test_models.py for the single chip);
   the all-reduce count is 2 per layer (Megatron: after attention and after the MLP), and the
       LM head is vocabulary-parallel: one all-gather of the logits (2 x 16 x 256 fp32 values);
-  the all-gather's time is trnsim.collective's for an all-gather of those bytes on tp chips
+  the all-gather's time is trnsim.collective's for an all-gather of those bytes on tp logical cores
       (one rank per chip): the same code path, so equal to 1e-12 relative.
 The CLI tests check the --json fields of `trnsim run --system --tp`, --inputs (.npz: the
 outputs equal the Python run's with the same inputs, to 1e-6 relative as printed by --json),
@@ -77,8 +77,8 @@ def test_llama_tp_equals_single_chip_and_pytorch(llama, single_chip, tp):
         assert a["bytes"] == 2 * 16 * 64 * 4 and a["time_s"] > 0 and a["dtype"] == "fp32"
     (g,) = report["all_gathers"]
     assert g["op"] == "all-gather" and g["tensor"] == "logits" and g["bytes"] == 2 * 16 * 256 * 4
-    (ref,) = trnsim.collective("all-gather", tp, "trn2.48xlarge", sizes=g["bytes"], ranks_per_chip=1,
-                              in_program=True)  # inside the compiled model: no program launch
+    (ref,) = trnsim.collective("all-gather", tp, "trn2.48xlarge", sizes=g["bytes"], ranks_per_chip=tp,
+                              in_program=True)  # one rank per logical core (trn2: 4 per chip); no program launch
     assert g["time_s"] == pytest.approx(ref["time_s"], rel=1e-12)
     assert report["time_s"] == pytest.approx(g["start_s"] + g["time_s"], rel=1e-12)  # the gather ends the run
     assert 0 < report["communication_share"] < 1
@@ -141,8 +141,8 @@ def test_cli_json_fields(llama):
 
 def test_cli_errors(llama):
     path, _, _ = llama
-    p = _cli("run", path, "--system", "trn2.48xlarge", "--tp", "32", "--timing-only")
-    assert p.returncode == 2 and "32" in p.stderr and "16 chips" in p.stderr, p.stderr
+    p = _cli("run", path, "--system", "trn2.48xlarge", "--tp", "128", "--timing-only")  # 64 logical cores
+    assert p.returncode == 2 and "128" in p.stderr and "16 chips" in p.stderr, p.stderr
     p = _cli("run", path, "--tp", "2", "--timing-only")
     assert p.returncode == 2 and "--system" in p.stderr, p.stderr
     p = _cli("run", path, "--system", "trn2.48xlarge", "--tp", "2", "--timing-only", "--dump-ir")

@@ -15,6 +15,7 @@
 #include "trnsim/compiler/compile.h"
 #include "trnsim/compiler/compiled_model_io.h"
 #include "trnsim/compiler/onnx_import.h"
+#include "trnsim/hw/logical_cores.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/runtime/npz.h"
 #include "trnsim/runtime/value_specialisation.h"
@@ -27,7 +28,7 @@ namespace {
 struct CompileArgs {
   std::string model, chip = "trn2", dtype = "fp32", inputs, output;
   int64_t batch = 1;
-  int cores = 0;
+  int cores = 0, lnc = 0;
   std::vector<std::string> dims;
   bool json = false;
 };
@@ -35,7 +36,7 @@ struct CompileArgs {
 int compile_model(const CompileArgs& a) {
   const hw::ChipSpec chip = hw::load_chip(a.chip);
   const progress::Scope shown(progress::command_sink(a.json));
-  const compiler::CompileOptions opt = compile_options(a.dtype, a.batch, a.cores, a.dims);
+  const compiler::CompileOptions opt = compile_options(a.dtype, a.batch, hw::physical_cores(chip, a.cores, a.lnc), a.dims);
   const auto npz = a.inputs.empty() ? std::map<std::string, runtime::NpyArray>{} : runtime::read_npz(a.inputs);
   const runtime::SpecialisedModel sm = runtime::compile_specialised(compiler::import_onnx_file(a.model), chip, opt, npz);
   const compiler::CompiledModel& cm = sm.model;
@@ -89,7 +90,8 @@ Register reg{{"compile",
                 app.add_option("--chip", a->chip, "chip preset (trn1, inf2, trn2, trn3) or a YAML file")->capture_default_str();
                 app.add_option("--dtype", a->dtype, "dtype policy: fp32, bf16 (bf16 matmul inputs, fp32 accumulation), fp8")->capture_default_str();
                 app.add_option("--batch", a->batch, "size of symbolic leading (batch) axes")->capture_default_str();
-                app.add_option("--cores", a->cores, "NeuronCores to split each node's work across (0: all of the chip's)")->capture_default_str();
+                app.add_option("--cores", a->cores, "logical NeuronCores to split each node's work across (0: all of the chip's)")->capture_default_str();
+                app.add_option("--lnc", a->lnc, "logical NeuronCore size: physical cores per logical core (0: the chip's default, 2 on trn2/trn3)")->capture_default_str();
                 app.add_option("--dim", a->dims, "size of another symbolic axis, NAME=SIZE (repeatable)");
                 app.add_option("--inputs", a->inputs, ".npz whose shapes bind the inputs and whose values bind shape-operand inputs");
                 app.add_flag("--json", a->json, "print the compile report as JSON");

@@ -19,6 +19,7 @@
 #include "trnsim/compiler/onnx_import.h"
 #include "trnsim/hw/energy_loader.h"
 #include "trnsim/hw/power_cap.h"
+#include "trnsim/hw/logical_cores.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/runtime/loaded_model.h"
 #include "trnsim/runtime/random_inputs.h"
@@ -35,7 +36,7 @@ namespace {
 struct RunArgs {
   std::string model, chip = "trn2", dtype = "fp32", inputs, trace, sparsity;
   int64_t batch = 1;
-  int cores = 0;
+  int cores = 0, lnc = 0;
   uint64_t seed = 0;
   std::vector<std::string> dims;
   bool timing_only = false, dump_ir = false, json = false, check = false;
@@ -45,6 +46,7 @@ struct RunArgs {
   std::string power_cap_scope = "chip";
   CLI::Option* dtype_option = nullptr;  // options that only compiling takes: refused for a .tpg
   CLI::Option* cores_option = nullptr;
+  CLI::Option* lnc_option = nullptr;
   std::string system;  // --tp: tensor-parallel over chips of this system (run_tensor_parallel.h)
   int tp = 0;
 };
@@ -122,22 +124,26 @@ int run_model(const RunArgs& a) {
       throw ConfigError(fmt::format("--chip {} and --system {} (whose chips are {}) disagree; --system without --tp runs one chip of it", a.chip, a.system, chip.name));
     fmt::print(stderr, "note: --system {} without --tp: running on one of its chips ({}); add --tp N to split the model across N chips\n", a.system, chip.name);
   }
-  compiler::CompileOptions opt = compile_options(a.dtype, a.batch, a.cores, a.dims);
+  const int lnc = hw::resolve_lnc(chip, a.lnc);
+  if (a.tp != 0 && a.cores != 0)
+    throw ConfigError("--cores with --tp: each rank runs on one logical NeuronCore (--lnc sets its size)");
+  compiler::CompileOptions opt = compile_options(a.dtype, a.batch, a.tp != 0 ? 0 : hw::physical_cores(chip, a.cores, lnc), a.dims);
   apply_sparsity_option(opt, a.sparsity);
   opt.keep_ir = a.dump_ir;
+  opt.timing_only = a.timing_only;  // no weight values are read, so none are computed
   if (a.tp != 0 && (a.clock_scale != 1 || a.power_cap > 0))
     throw UnsupportedError("unsupported: --clock-scale/--power-cap with --tp (one chip only for now)");
   if (a.tp != 0 && !a.sparsity.empty()) throw UnsupportedError("unsupported: --sparsity with --tp (one chip only for now)");
   if (a.tp != 0)  // tensor-parallel across chips of --system
     return run_tensor_parallel({a.model, a.system, a.tp, opt, a.seed, a.timing_only, a.json, a.inputs, a.trace,
-                                chip_given ? a.chip : std::string(), a.dump_ir});
+                                chip_given ? a.chip : std::string(), a.dump_ir, a.lnc});
   const std::map<std::string, runtime::NpyArray> npz = a.inputs.empty() ? std::map<std::string, runtime::NpyArray>{} : runtime::read_npz(a.inputs);
   std::vector<std::string> specialised;
   compiler::CompiledModel cm;
   if (compiled_file) {
     // A saved program was compiled with its dtype, shapes and cores: options that would
     // change them cannot apply, and ignoring them silently would report another model.
-    for (auto [opt, name] : {std::pair{a.dtype_option, "--dtype"}, {a.batch_option, "--batch"}, {a.cores_option, "--cores"}})
+    for (auto [opt, name] : {std::pair{a.dtype_option, "--dtype"}, {a.batch_option, "--batch"}, {a.cores_option, "--cores"}, {a.lnc_option, "--lnc"}})
       if (opt && opt->count() > 0)
         throw Error(fmt::format("{}: {} does not apply to a saved program (it was fixed when compiled): compile the .onnx again with it", a.model, name));
     if (!a.sparsity.empty())
@@ -175,6 +181,10 @@ int run_model(const RunArgs& a) {
   if (a.json) {
     auto j = runtime::report_json(out.report, batch);
     j["model"] = a.model;
+    if (!compiled_file) {
+      j["lnc"] = lnc;
+      j["logical_cores"] = a.cores == 0 ? chip.neuron_cores / lnc : a.cores;
+    }
     j["clock_scale"] = run_chip.energy.clock_scale;
     j["voltage_scale"] = run_chip.energy.voltage_scale;
     if (a.power_cap > 0)
@@ -209,7 +219,9 @@ Register reg{{"run",
                 a->chip_option = app.add_option("--chip", a->chip, "chip preset (trn1, inf2, trn2, trn3) or a YAML file")->capture_default_str();
                 a->dtype_option = app.add_option("--dtype", a->dtype, "dtype policy: fp32, bf16 (bf16 matmul inputs, fp32 accumulation), fp8")->capture_default_str();
                 a->batch_option = app.add_option("--batch", a->batch, "size of symbolic leading (batch) axes")->capture_default_str();
-                a->cores_option = app.add_option("--cores", a->cores, "NeuronCores to split each node's work across (0: all of the chip's)")->capture_default_str();
+                a->cores_option = app.add_option("--cores", a->cores, "logical NeuronCores to split each node's work across (0: all of the chip's)")->capture_default_str();
+                a->lnc_option = app.add_option("--lnc", a->lnc, "logical NeuronCore size: physical cores per logical core, 1 or 2 (0: the chip's default, 2 on trn2/trn3)")
+                                    ->capture_default_str();
                 app.add_option("--dim", a->dims, "size of another symbolic axis, NAME=SIZE (repeatable)");
                 app.add_option("--inputs", a->inputs, "inputs as .npz (np.savez / np.savez_compressed), arrays named after the model's inputs");
                 app.add_option("--seed", a->seed, "seed of the random inputs")->capture_default_str();

@@ -32,6 +32,7 @@ int run_tensor_parallel(const TensorParallelArgs& a) {
     throw ConfigError("--inputs with --timing-only: timing mode uses no data");
   runtime::TpOptions o;
   o.tp = a.tp;
+  o.lnc = a.lnc;
   o.compile = a.compile;
   o.all_ranks = !a.timing_only;  // timing: rank 0 stands for all (identical shapes)
   const std::map<std::string, runtime::NpyArray> npz = a.inputs.empty() ? std::map<std::string, runtime::NpyArray>{} : runtime::read_npz(a.inputs);
@@ -61,7 +62,7 @@ int run_tensor_parallel(const TensorParallelArgs& a) {
     std::cout << json_text(j, 2) << "\n";
     return 0;
   }
-  fmt::print("model {} split over {} chips\n", a.model, a.tp);
+  fmt::print("model {} split over {} logical NeuronCores (lnc {}) on {} chips\n", a.model, a.tp, out.report.lnc, out.report.chips);
   std::cout << runtime::tp_report_table(out.report);
   for (const auto& [n, v] : out.outputs) {
     double sum = 0;

@@ -21,6 +21,7 @@ struct TensorParallelArgs {
   std::string inputs, trace;  // an .npz of the inputs; a trace file to write
   std::string chip;           // --chip when given explicitly (must be the system's chip)
   bool dump_ir = false;       // refused: the split has no single IR dump
+  int lnc = 0;                // logical NeuronCore size (0: the chip's default): one rank per logical core
 };
 
 int run_tensor_parallel(const TensorParallelArgs& a);

@@ -22,6 +22,9 @@ struct CompileOptions {
   int cores = 0;                              // NeuronCores to split nodes across; 0 = all of the chip's
   bool keep_ir = false;                       // keep each pass's IR dump (for --dump-ir)
   QuantizeOptions quant;                      // weight quantisation / 4:16 sparsity (quantize.h)
+  // Timing only: weights are shapes and types, never values. Folding a weight-sized node of
+  // constants gives a shape-only constant (const_data.h); the program runs in timing mode only.
+  bool timing_only = false;
 };
 
 CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& options = {});

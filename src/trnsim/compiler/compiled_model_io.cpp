@@ -11,7 +11,6 @@
 #include "trnsim/common/file_read.h"
 #include "trnsim/common/json_text.h"
 #include "trnsim/common/limits.h"
-#include "trnsim/compiler/const_codec.h"
 #include "trnsim/hw/spec_json.h"
 #include "trnsim/isa/program_io.h"
 #include "trnsim/isa/validate.h"
@@ -84,14 +83,19 @@ void put_tensor(BinaryWriter& w, const TensorInfo& t) {
   put_ints(w, t.shape);
   w.boolean(t.shape_known);
   put_strings(w, t.dim_params);
-  // 0: no data, 1: wide values (put_doubles), 2: packed at the element type's width.
-  const std::optional<std::string> packed = t.data && !t.data->empty() ? pack_narrow(*t.data, t.type) : std::nullopt;
-  w.u8(!t.data ? 0 : packed ? 2 : 1);
-  if (packed) {
-    w.u64(t.data->size());
-    w.raw(packed->data(), packed->size());
-  } else if (t.data) {
-    put_doubles(w, *t.data);
+  // Constants as the IR holds them (const_data.h): 0 none, 1 decoded doubles, 2 bytes of
+  // their type, 3 shape-only (compiled timing-only).
+  const ConstData* d = t.data ? &*t.data : nullptr;
+  std::optional<ConstData> narrow;  // values a pass left decoded that fit the type (quantised weights)
+  if (d && d->loaded() && !d->is_encoded() && t.type != ElemType::Double) d = &narrow.emplace(ConstData::packed(t.type, d->values(), 0));
+  w.u8(!d ? 0 : d->is_encoded() ? 2 : !d->loaded() ? 3 : 1);
+  if (!d) return;
+  if (d->is_encoded() || !d->loaded()) {
+    w.u8(static_cast<uint8_t>(d->encoding()));
+    w.i64(static_cast<int64_t>(d->size()));
+    if (d->is_encoded()) w.str(d->bytes());
+  } else {
+    put_doubles(w, d->values());
   }
 }
 TensorInfo get_tensor(BinaryReader& r) {
@@ -102,17 +106,21 @@ TensorInfo get_tensor(BinaryReader& r) {
   t.shape_known = r.boolean("tensor shape flag");
   t.dim_params = get_strings(r, "tensor dim params");
   const uint8_t form = r.u8("tensor constant form");
-  if (form > 2) r.fail("tensor constant form", "value " + std::to_string(form) + " out of range (< 3)");
-  if (form == 2) {
-    const size_t n = r.u64("tensor constant count");
-    const size_t bytes = n > r.remaining() * 2 ? 0 : packed_bytes(n, t.type);
-    if (bytes == 0 || bytes > r.remaining())
-      r.fail("tensor constant data", fmt::format("tensor '{}': {} packed values of type {} do not fit", t.name, n, elem_name(t.type)));
-    std::string raw(bytes, '\0');
-    r.raw(raw.data(), bytes, "tensor constant data");
-    t.data = unpack_narrow(raw, n, t.type);
-  }
+  if (form > 3) r.fail("tensor constant form", fmt::format("value {} out of range (< 4)", form));
   if (form == 1) t.data = get_doubles(r, "tensor constant data");
+  if (form >= 2) {
+    const auto type = r.enumeration<ElemType>("tensor constant type", kElemTypes);
+    const int64_t count = r.i64("tensor constant count");
+    if (count < 0) r.fail("tensor constant count", fmt::format("negative count {}", count));
+    if (form == 3) {
+      t.data = ConstData::shape_only(type, count);
+    } else {
+      std::string bytes = r.str("tensor constant bytes");
+      if (static_cast<int64_t>(bytes.size()) != encoded_bytes(type, count))
+        r.fail("tensor constant bytes", fmt::format("tensor '{}': {} bytes for {} elements of {}", t.name, bytes.size(), count, elem_name(type)));
+      t.data = ConstData::owned(type, count, std::move(bytes));
+    }
+  }
   if (t.data) {
     if (t.shape_known && static_cast<int64_t>(t.data->size()) != numel(t.shape))
       r.fail("tensor constant data", fmt::format("tensor '{}' has {} values for shape {}", t.name, t.data->size(), shape_str(t.shape)));

@@ -19,7 +19,7 @@
 namespace trnsim::compiler {
 
 inline constexpr char kCompiledMagic[8] = {'T', 'R', 'N', 'S', 'I', 'M', 'P', 'G'};
-inline constexpr uint32_t kCompiledFormatVersion = 3;  // 2: indirect DMA; 3: narrow constants packed (const_codec.h)
+inline constexpr uint32_t kCompiledFormatVersion = 4;  // 2: indirect DMA (Dma::indirect, Dma::index); 3: narrow constants packed; 4: constants in their own type (const_data.h)
 
 // FNV-1a of the chip's spec as JSON (its source path left out): two specs with equal fields
 // hash equal wherever they were loaded from.

@@ -80,13 +80,23 @@ void eliminate_dead_code(Graph& g) {
   }
 }
 
-void fold_constants(Graph& g) {
+void fold_constants(Graph& g, bool values) {
+  constexpr int64_t kValuesLimit = 1 << 16;  // elements: shape sub-graphs, indices, scalars
   std::vector<Node> kept;
   for (auto& n : g.nodes) {
     bool all_const = !n.inputs.empty();
     for (const auto& i : n.inputs) all_const &= i.empty() || g.is_const(i);
     if (all_const && n.epilogue.empty() && host_eval_supported(n.op)) {
-      host_eval(g, n);
+      int64_t out_elems = 0;
+      for (const auto& o : n.outputs) out_elems += o.empty() ? 0 : numel(g.tensor(o).shape);
+      bool inputs_loaded = true;  // a node of shape-only constants gives shape-only outputs
+      for (const auto& i : n.inputs) inputs_loaded &= i.empty() || g.tensor(i).data->loaded();
+      if (inputs_loaded && (values || out_elems <= kValuesLimit)) {
+        host_eval(g, n);
+      } else {
+        for (const auto& o : n.outputs)
+          if (!o.empty()) g.tensor(o).data = ConstData::shape_only(g.tensor(o).type, numel(g.tensor(o).shape));
+      }
       continue;
     }
     kept.push_back(std::move(n));

@@ -11,7 +11,9 @@ void fuse_epilogues(Graph& g);
 // Dead-code elimination: nodes whose outputs nobody reads, constants nobody uses.
 void eliminate_dead_code(Graph& g);
 // Constant folding: every node whose inputs are all constants is evaluated on the host.
-void fold_constants(Graph& g);
+// values=false (timing only): a node whose outputs are weight-sized gets shape-only outputs,
+// so no weight is read; shape sub-graphs and other small constants are computed as ever.
+void fold_constants(Graph& g, bool values = true);
 
 bool epilogue_op(OpKind k);  // element-wise ops the matmul epilogue implements
 

@@ -35,7 +35,7 @@ void host_eval(Graph& g, const Node& n) {
   rules.eval(g, n, r);
   if (!rules.eval_rounds)
     for (auto& v : r) v = round_to(out.type, v);
-  out.data = std::move(r);
+  out.data = ConstData::packed(out.type, std::move(r));
 }
 
 }  // namespace trnsim::compiler

@@ -6,16 +6,16 @@
 
 namespace trnsim::compiler {
 
-const std::vector<double>& const_values(const Graph& g, const std::string& name) {
+std::vector<double> const_values(const Graph& g, const std::string& name) {
   const TensorInfo& t = g.tensor(name);
   if (!t.data) throw Error("compiler: tensor '" + name + "' is not a constant");
-  return *t.data;
+  return t.data->values();
 }
 
 void set_const_values(Graph& g, const std::string& name, std::vector<double> values, ElemType t) {
   TensorInfo& ti = g.tensor(name);
   if (static_cast<int64_t>(values.size()) != numel(ti.shape)) throw Error("compiler: new values for '" + name + "' do not fit its shape");
-  ti.data = std::move(values);
+  ti.data = ConstData::packed(t, std::move(values), 0);  // large code arrays at their own width
   ti.type = t;
 }
 

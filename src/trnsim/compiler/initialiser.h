@@ -8,8 +8,8 @@
 
 namespace trnsim::compiler {
 
-// The values of constant `name` (row-major).
-const std::vector<double>& const_values(const Graph& g, const std::string& name);
+// The values of constant `name` (row-major), decoded from however the IR holds them.
+std::vector<double> const_values(const Graph& g, const std::string& name);
 // Replaces the values (and element type) of constant `name` in place; its shape stays.
 void set_const_values(Graph& g, const std::string& name, std::vector<double> values, ElemType t);
 // Bits per element a constant of type t takes when stored (file and HBM): 4 for fp4, 8 for

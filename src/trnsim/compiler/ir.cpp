@@ -10,43 +10,6 @@
 
 namespace trnsim::compiler {
 
-std::string_view elem_name(ElemType t) {
-  switch (t) {
-    case ElemType::Float: return "f32";
-    case ElemType::Float16: return "f16";
-    case ElemType::BFloat16: return "bf16";
-    case ElemType::Double: return "f64";
-    case ElemType::Int64: return "i64";
-    case ElemType::Int32: return "i32";
-    case ElemType::Int16: return "i16";
-    case ElemType::Int8: return "i8";
-    case ElemType::UInt64: return "u64";
-    case ElemType::UInt32: return "u32";
-    case ElemType::UInt16: return "u16";
-    case ElemType::UInt8: return "u8";
-    case ElemType::Bool: return "bool";
-    case ElemType::Float8E4M3FN: return "f8e4m3fn";
-    case ElemType::Float8E5M2: return "f8e5m2";
-    case ElemType::Float4E2M1: return "f4e2m1";
-    case ElemType::Float8E8M0: return "f8e8m0";
-  }
-  return "?";
-}
-
-bool is_integral(ElemType t) {
-  return t != ElemType::Float && t != ElemType::Float16 && t != ElemType::BFloat16 && t != ElemType::Double &&
-         !is_narrow_float(t);
-}
-
-bool is_narrow_float(ElemType t) {
-  return t == ElemType::Float8E4M3FN || t == ElemType::Float8E5M2 || t == ElemType::Float4E2M1 || t == ElemType::Float8E8M0;
-}
-
-numerics::DType narrow_dtype(ElemType t) {
-  if (t == ElemType::Float8E8M0) return numerics::DType::E8M0;
-  return t == ElemType::Float8E4M3FN ? numerics::DType::F8E4M3 : t == ElemType::Float8E5M2 ? numerics::DType::F8E5M2 : numerics::DType::F4E2M1;
-}
-
 int64_t numel(const Shape& s) {
   int64_t n = 1;  // checked: a crafted shape is a "shape too large" error, not a wrapped count
   for (auto d : s) n = checked_mul(n, d, "shape " + shape_str(s));

@@ -10,20 +10,11 @@
 #include <variant>
 #include <vector>
 
+#include "trnsim/compiler/const_data.h"
+#include "trnsim/compiler/elem_type.h"
 #include "trnsim/compiler/op_table.h"
-#include "trnsim/numerics/dtype.h"
 
 namespace trnsim::compiler {
-
-// Element types of the source model. On the chip every tensor is held as fp32 in HBM (integer
-// and boolean tensors are small index/mask tensors; fp32 holds integers exactly to 2^24).
-enum class ElemType : uint8_t { Float, Float16, BFloat16, Double, Int64, Int32, Int16, Int8, UInt64, UInt32, UInt16, UInt8, Bool,
-                              Float8E4M3FN, Float8E5M2, Float4E2M1,  // narrow floats: held as fp32 values on the grid
-                              Float8E8M0 };  // MX block scales (powers of two), from the quantize pass
-std::string_view elem_name(ElemType t);
-bool is_integral(ElemType t);  // Int*, UInt8, Bool
-bool is_narrow_float(ElemType t);  // fp8 e4m3fn / e5m2, fp4 e2m1, e8m0
-numerics::DType narrow_dtype(ElemType t);  // their numerics format
 
 using Shape = std::vector<int64_t>;
 int64_t numel(const Shape& s);
@@ -35,7 +26,8 @@ struct TensorInfo {
   Shape shape;                         // empty: a scalar; valid after shape inference
   bool shape_known = false;
   std::vector<std::string> dim_params; // graph inputs: symbolic names per axis ("" if fixed)
-  std::optional<std::vector<double>> data;  // constants: row-major values (exact for int64 < 2^53)
+  // Constants: row-major values in their own element type (const_data.h); copies share them.
+  std::optional<ConstData> data;
   bool is_const() const { return data.has_value(); }
 };
 

@@ -21,6 +21,7 @@
 #include "trnsim/common/checked.h"
 #include "trnsim/common/error.h"
 #include "trnsim/common/file_read.h"
+#include "trnsim/compiler/onnx_raw_data.h"
 #include "trnsim/numerics/convert.h"
 
 namespace trnsim::compiler {
@@ -51,172 +52,119 @@ ElemType elem_type(int t, const std::string& where) {
   throw UnsupportedError(fmt::format("unsupported: element type {} ({})", t, where));
 }
 
-template <typename T>
-void append_raw(std::string_view raw, std::vector<double>& out) {
-  size_t n = raw.size() / sizeof(T);
-  for (size_t i = 0; i < n; ++i) {
-    T v;
-    std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
-    out.push_back(static_cast<double>(v));
-  }
-}
-
-double half_bits(uint32_t bits, numerics::DType t) { return numerics::decode(bits, t); }
-
-// A tensor's bytes stored beside the model (external data): the file memory-mapped read-only,
-// the [offset, offset + length) range of it viewed in place. The location must stay inside
-// the model's folder (after resolving '..' and symbolic links): a model file must not make
-// trnsim read other files.
-class ExternalData {
- public:
-  ExternalData(const TensorProto& p, const std::filesystem::path& model_dir, const std::string& where) {
-    namespace fs = std::filesystem;
-    std::string location;
-    int64_t offset = 0, length = -1;
-    for (const auto& kv : p.external_data()) {
-      try {
-        if (kv.key() == "location") location = kv.value();
-        else if (kv.key() == "offset") offset = std::stoll(kv.value());
-        else if (kv.key() == "length") length = std::stoll(kv.value());
-      } catch (const std::exception&) {
-        throw Error(fmt::format("{}: tensor '{}': external data {} '{}' is not a number", where, p.name(), kv.key(), kv.value()));
-      }
-    }
-    if (location.empty()) throw Error(fmt::format("{}: tensor '{}' has external data without a location", where, p.name()));
-    const fs::path base = fs::weakly_canonical(model_dir.empty() ? fs::path(".") : model_dir);
-    const fs::path file = fs::weakly_canonical(base / fs::path(location));
-    const bool inside = fs::path(location).is_relative() &&
-                        std::mismatch(base.begin(), base.end(), file.begin(), file.end()).first == base.end();
-    if (!inside)
-      throw Error(fmt::format("{}: tensor '{}': external data location '{}' is outside the model's folder '{}' (refused)", where, p.name(),
-                              location, base.string()));
-    const int fd = ::open(file.c_str(), O_RDONLY);
-    if (fd < 0) throw Error(fmt::format("{}: tensor '{}': cannot open its external data file '{}'", where, p.name(), file.string()));
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd);
-      throw Error(fmt::format("{}: tensor '{}': external data '{}' is not a regular file", where, p.name(), file.string()));
-    }
-    size_ = static_cast<size_t>(st.st_size);
-    if (length < 0) length = static_cast<int64_t>(size_) - offset;
-    if (offset < 0 || length < 0 || static_cast<uint64_t>(offset + length) > size_) {
-      ::close(fd);
-      throw Error(fmt::format("{}: tensor '{}': external data range [{}, {}) is outside '{}' ({} bytes)", where, p.name(), offset,
-                              offset + length, file.string(), size_));
-    }
-    if (size_ > 0) {
-      map_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      ::close(fd);
-      if (map_ == MAP_FAILED) throw Error(fmt::format("{}: tensor '{}': cannot map '{}'", where, p.name(), file.string()));
-      bytes_ = std::string_view(static_cast<const char*>(map_) + offset, static_cast<size_t>(length));
-    } else {
-      ::close(fd);
-    }
-  }
-  ~ExternalData() {
-    if (map_ && map_ != MAP_FAILED) ::munmap(map_, size_);
-  }
-  ExternalData(const ExternalData&) = delete;
-  ExternalData& operator=(const ExternalData&) = delete;
-  std::string_view bytes() const { return bytes_; }
-
- private:
-  void* map_ = nullptr;
-  size_t size_ = 0;
-  std::string_view bytes_;
+// Where an import's tensor bytes live: the model file (mapped) and its external-data files,
+// each mapped once and shared by the constants that view it.
+struct DataSources {
+  const std::filesystem::path* model_dir = nullptr;  // null: a model given as bytes
+  std::shared_ptr<const MappedFile> model;           // the mapped model file, if it was
+  std::map<std::string, std::shared_ptr<const MappedFile>> external;
 };
 
-// `model_dir`: the folder of the model file, where external data is looked up; null for a
-// model given as bytes (external data then needs the file).
-TensorInfo tensor_from_proto(const TensorProto& p, const std::string& where, const std::filesystem::path* model_dir) {
+// A tensor's bytes stored beside the model (external data): the [offset, offset + length)
+// range of its file, mapped read-only. The location must stay inside the model's folder (after
+// resolving '..' and symbolic links): a model file must not make trnsim read other files.
+std::pair<std::string_view, std::shared_ptr<const MappedFile>> external_data(const TensorProto& p, DataSources& src,
+                                                                             const std::string& where) {
+  namespace fs = std::filesystem;
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : p.external_data()) {
+    try {
+      if (kv.key() == "location") location = kv.value();
+      else if (kv.key() == "offset") offset = std::stoll(kv.value());
+      else if (kv.key() == "length") length = std::stoll(kv.value());
+    } catch (const std::exception&) {
+      throw Error(fmt::format("{}: tensor '{}': external data {} '{}' is not a number", where, p.name(), kv.key(), kv.value()));
+    }
+  }
+  if (location.empty()) throw Error(fmt::format("{}: tensor '{}' has external data without a location", where, p.name()));
+  const fs::path base = fs::weakly_canonical(src.model_dir->empty() ? fs::path(".") : *src.model_dir);
+  const fs::path file = fs::weakly_canonical(base / fs::path(location));
+  const bool inside = fs::path(location).is_relative() &&
+                      std::mismatch(base.begin(), base.end(), file.begin(), file.end()).first == base.end();
+  if (!inside)
+    throw Error(fmt::format("{}: tensor '{}': external data location '{}' is outside the model's folder '{}' (refused)", where, p.name(),
+                            location, base.string()));
+  auto& map = src.external[file.string()];
+  if (!map) {
+    const int fd = ::open(file.c_str(), O_RDONLY);
+    if (fd < 0) throw Error(fmt::format("{}: tensor '{}': cannot open its external data file '{}'", where, p.name(), file.string()));
+    ::close(fd);
+    map = std::make_shared<const MappedFile>(file.string(), fmt::format("{}: tensor '{}': external data", where, p.name()));
+  }
+  const auto size = static_cast<int64_t>(map->bytes().size());
+  if (length < 0) length = size - offset;
+  if (offset < 0 || length < 0 || offset > size || length > size - offset)
+    throw Error(fmt::format("{}: tensor '{}': external data range [{}, {}) is outside '{}' ({} bytes)", where, p.name(), offset,
+                            offset + length, file.string(), size));
+  return {map->bytes().substr(static_cast<size_t>(offset), static_cast<size_t>(length)), map};
+}
+
+// The typed fields (float_data, int32_data, ...) re-encoded as the bytes of the tensor's type;
+// `entries` gets how many values they hold.
+std::string typed_field_bytes(const TensorProto& p, ElemType type, int64_t& entries) {
+  std::string b;
+  auto put = [&b](auto v) { b.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
+  auto each = [&](const auto& field, auto as) {
+    entries = field.size();
+    for (auto x : field) put(static_cast<decltype(as)>(x));
+  };
+  switch (type) {
+    case ElemType::Float: each(p.float_data(), float{}); break;
+    case ElemType::Double: each(p.double_data(), double{}); break;
+    case ElemType::Int64: each(p.int64_data(), int64_t{}); break;
+    case ElemType::Int32: each(p.int32_data(), int32_t{}); break;
+    case ElemType::Int16: each(p.int32_data(), int16_t{}); break;
+    case ElemType::Int8: each(p.int32_data(), int8_t{}); break;
+    case ElemType::UInt16: case ElemType::Float16: case ElemType::BFloat16: each(p.int32_data(), uint16_t{}); break;
+    case ElemType::UInt32: each(p.uint64_data(), uint32_t{}); break;
+    case ElemType::UInt64: each(p.uint64_data(), uint64_t{}); break;
+    case ElemType::Float4E2M1: each(p.int32_data(), uint8_t{}); entries *= 2; break;  // two codes per byte
+    default: each(p.int32_data(), uint8_t{}); break;  // UInt8, Bool, fp8
+  }
+  return b;
+}
+
+// `src`: where external data and the mapped model's raw bytes are; `mapped_raw`: this
+// tensor's raw_data as located in the mapped model file (onnx_raw_data.h). The values stay in
+// the tensor's own type (ConstData): viewed in a mapped file, or owned.
+TensorInfo tensor_from_proto(const TensorProto& p, const std::string& where, DataSources* src,
+                             std::optional<std::string_view> mapped_raw = std::nullopt) {
   TensorInfo t;
   t.name = p.name();
   t.type = elem_type(p.data_type(), where);
   for (auto d : p.dims()) t.shape.push_back(d);
   t.shape_known = true;
-  std::optional<ExternalData> ext;
+  // Checked (negative dims, overflow) before anything is sized from the shape; the values are
+  // then sized from the data the file holds, never from the shape it claims.
+  const int64_t want = checked_numel(t.shape, fmt::format("{}: tensor '{}'", where, p.name()));
+  const int64_t want_bytes = encoded_bytes(t.type, want);
+  std::string_view raw;
+  std::shared_ptr<const void> owner;
+  std::string owned;
+  bool typed = false;
+  int64_t have = 0;  // values the data holds
   if (p.data_location() == TensorProto::EXTERNAL) {
-    if (!model_dir)
+    if (!src || !src->model_dir)
       throw UnsupportedError(fmt::format("unsupported: external tensor data for '{}' ({}) in a model given as bytes: load the model "
                                          "from its file, next to its data", p.name(), where));
-    ext.emplace(p, *model_dir, where);
+    std::tie(raw, owner) = external_data(p, *src, where);
+  } else if (mapped_raw) {
+    raw = *mapped_raw;
+    owner = src->model;
+  } else if (p.has_raw_data()) {
+    raw = p.raw_data();
+  } else {
+    typed = true;
+    owned = typed_field_bytes(p, t.type, have);
+    raw = owned;
   }
-  // Checked (negative dims, overflow) before anything is sized from the shape; the values are
-  // then sized from the data the file holds, never from the shape it claims (a 10 GB shape
-  // with no data was a 10 GB reserve).
-  const int64_t want_values = checked_numel(t.shape, fmt::format("{}: tensor '{}'", where, p.name()));
-  const std::string_view raw = ext ? ext->bytes() : std::string_view(p.raw_data());
-  const bool has_raw = ext || p.has_raw_data();
-  std::vector<double> v;
-  v.reserve(static_cast<size_t>(std::min<int64_t>(want_values, static_cast<int64_t>(raw.size()) + p.float_data_size() +
-                                                                   p.int64_data_size() + p.int32_data_size() + p.double_data_size())));
-  switch (p.data_type()) {
-    case TensorProto::FLOAT:
-      if (has_raw) append_raw<float>(raw, v); else for (float x : p.float_data()) v.push_back(x);
-      break;
-    case TensorProto::DOUBLE:
-      if (has_raw) append_raw<double>(raw, v); else for (double x : p.double_data()) v.push_back(x);
-      break;
-    case TensorProto::INT64:
-      if (has_raw) append_raw<int64_t>(raw, v); else for (auto x : p.int64_data()) v.push_back(static_cast<double>(x));
-      break;
-    case TensorProto::INT32:
-      if (has_raw) append_raw<int32_t>(raw, v); else for (auto x : p.int32_data()) v.push_back(x);
-      break;
-    case TensorProto::INT8:
-      if (has_raw) append_raw<int8_t>(raw, v); else for (auto x : p.int32_data()) v.push_back(static_cast<int8_t>(x));
-      break;
-    case TensorProto::INT16:
-      if (has_raw) append_raw<int16_t>(raw, v); else for (auto x : p.int32_data()) v.push_back(static_cast<int16_t>(x));
-      break;
-    case TensorProto::UINT16:
-      if (has_raw) append_raw<uint16_t>(raw, v); else for (auto x : p.int32_data()) v.push_back(static_cast<uint16_t>(x));
-      break;
-    case TensorProto::UINT32:
-      if (has_raw) append_raw<uint32_t>(raw, v); else for (auto x : p.uint64_data()) v.push_back(static_cast<double>(x));
-      break;
-    case TensorProto::UINT64:
-      if (has_raw) append_raw<uint64_t>(raw, v); else for (auto x : p.uint64_data()) v.push_back(static_cast<double>(x));
-      break;
-    case TensorProto::UINT8:
-    case TensorProto::BOOL:
-      if (has_raw) append_raw<uint8_t>(raw, v); else for (auto x : p.int32_data()) v.push_back(x != 0 || p.data_type() == TensorProto::UINT8 ? x : 0);
-      break;
-    case TensorProto::FLOAT16:
-    case TensorProto::BFLOAT16: {
-      auto dt = p.data_type() == TensorProto::FLOAT16 ? numerics::DType::F16 : numerics::DType::BF16;
-      if (has_raw) {
-        for (size_t i = 0; i + 1 < raw.size(); i += 2) {
-          uint16_t b;
-          std::memcpy(&b, raw.data() + i, 2);
-          v.push_back(half_bits(b, dt));
-        }
-      } else {
-        for (auto x : p.int32_data()) v.push_back(half_bits(static_cast<uint32_t>(x), dt));
-      }
-      break;
-    }
-    case 17:  // FLOAT8E4M3FN
-    case 19:  // FLOAT8E5M2
-    case 23: {  // FLOAT4E2M1
-      const auto dt = narrow_dtype(t.type);
-      const bool fp4 = p.data_type() == 23;  // two codes per byte, low nibble first
-      std::vector<uint32_t> bytes;
-      if (has_raw) for (unsigned char c : raw) bytes.push_back(c);
-      else for (auto x : p.int32_data()) bytes.push_back(static_cast<uint32_t>(x) & 0xFF);
-      const int64_t want = numel(t.shape);
-      for (uint32_t b : bytes) {
-        if (!fp4) { v.push_back(numerics::decode(b, dt)); continue; }
-        for (uint32_t code : {b & 0xF, b >> 4})
-          if (static_cast<int64_t>(v.size()) < want) v.push_back(numerics::decode(code, dt));
-      }
-      break;
-    }
-    default: break;
-  }
-  if (static_cast<int64_t>(v.size()) != want_values)
-    throw Error(fmt::format("{}: tensor '{}' has {} values for shape {}", where, p.name(), v.size(), shape_str(t.shape)));
-  t.data = std::move(v);
+  if (t.type == ElemType::Float4E2M1) have = std::min<int64_t>(typed ? have : 2 * static_cast<int64_t>(raw.size()), want);
+  else if (!typed) have = static_cast<int64_t>(raw.size()) / encoded_bytes(t.type, 1);  // whole elements
+  if (have != want) throw Error(fmt::format("{}: tensor '{}' has {} values for shape {}", where, p.name(), have, shape_str(t.shape)));
+  raw = raw.substr(0, static_cast<size_t>(want_bytes));
+  if (owner) t.data = ConstData::encoded(t.type, want, raw, std::move(owner));
+  else t.data = ConstData::owned(t.type, want, std::string(raw));
   return t;
 }
 
@@ -347,9 +295,10 @@ void add_value(Graph& g, const onnx::ValueInfoProto& v, const std::string& where
   g.tensors[t.name] = std::move(t);
 }
 
-// Takes the proto by reference to free each initializer's bytes once converted: the model's
-// weights are then never held twice over (proto bytes and IR values).
-Graph convert(onnx::ModelProto& m, const std::string& source, const std::filesystem::path* model_dir) {
+// `raw`: the initialisers' raw_data located in the mapped model file, in order (empty when the
+// model was parsed whole: the proto's own bytes are then copied, once, into the constants).
+Graph convert(const onnx::ModelProto& m, const std::string& source, DataSources& src,
+              const std::vector<std::optional<std::string_view>>& raw = {}) {
   Graph g;
   g.name = m.graph().name().empty() ? source : m.graph().name();
   for (const auto& os : m.opset_import()) {
@@ -363,12 +312,11 @@ Graph convert(onnx::ModelProto& m, const std::string& source, const std::filesys
   if (g.opset < kMinOpset || g.opset > kMaxKnownOpset)
     throw UnsupportedError(fmt::format("unsupported: opset {} in '{}' (supported: {}..{})", g.opset, source, kMinOpset, kMaxKnownOpset));
   const auto& gp = m.graph();
-  const int64_t inits = m.graph().initializer_size();
-  int64_t imported = 0;
-  for (auto& init : *m.mutable_graph()->mutable_initializer()) {
-    g.tensors[init.name()] = tensor_from_proto(init, fmt::format("initializer of '{}'", source), model_dir);
-    progress::report("import initializers", ++imported, inits);
-    std::string().swap(*init.mutable_raw_data());
+  for (int k = 0; k < gp.initializer_size(); ++k) {
+    const auto& init = gp.initializer(k);
+    const auto mapped = static_cast<size_t>(k) < raw.size() ? raw[static_cast<size_t>(k)] : std::nullopt;
+    g.tensors[init.name()] = tensor_from_proto(init, fmt::format("initializer of '{}'", source), &src, mapped);
+    progress::report("import initializers", k + 1, gp.initializer_size());
   }
   for (const auto& in : gp.input()) {
     if (g.tensors.count(in.name()) && g.tensors[in.name()].is_const()) continue;  // initializer listed as input
@@ -412,17 +360,34 @@ onnx::ModelProto parse(const std::string& bytes, const std::string& source) {
 
 Graph import_onnx_bytes(const std::string& bytes, const std::string& source) {
   onnx::ModelProto m = parse(bytes, source);
-  return convert(m, source, nullptr);
+  DataSources src;
+  return convert(m, source, src);
 }
 
 Graph import_onnx_file(const std::string& path) {
   if (!std::ifstream(path, std::ios::binary)) throw Error(fmt::format("cannot open ONNX model '{}'", path));
-  // Bounded: /dev/zero or a FIFO is refused at protobuf's limit for one message.
-  std::string bytes = read_file_bounded(path, int64_t{2} << 30, "protobuf's limit for an ONNX model");
-  onnx::ModelProto m = parse(bytes, path);
-  std::string().swap(bytes);  // the proto holds the weights now: never twice over
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  return convert(m, path, &dir);
+  DataSources src;
+  src.model_dir = &dir;
+  constexpr int64_t kProtobufLimit = int64_t{2} << 30;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && std::filesystem::is_regular_file(path, ec) && size <= static_cast<uint64_t>(kProtobufLimit)) {
+    // Mapped, and parsed without its weights' bytes, which the constants view in the mapping.
+    auto map = std::make_shared<const MappedFile>(path, "ONNX model");
+    if (auto stripped = strip_initializer_data(map->bytes())) {
+      onnx::ModelProto m = parse(stripped->model, path);
+      if (m.graph().initializer_size() == static_cast<int>(stripped->raw.size())) {
+        src.model = map;
+        return convert(m, path, src, stripped->raw);
+      }
+    }
+  }
+  // Bounded: /dev/zero or a FIFO is refused at protobuf's limit for one message.
+  std::string bytes = read_file_bounded(path, kProtobufLimit, "protobuf's limit for an ONNX model");
+  onnx::ModelProto m = parse(bytes, path);
+  std::string().swap(bytes);
+  return convert(m, path, src);
 }
 
 Subgraph inline_subgraph(Graph& g, const std::string& graph_proto, const std::string& prefix, const std::vector<std::string>& bind) {

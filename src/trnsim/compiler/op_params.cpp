@@ -21,7 +21,7 @@ int64_t axis_of(int64_t axis, int64_t rank, const Node& n) {
 }
 }  // namespace
 
-const std::vector<double>& const_values(const Graph& g, const Node& n, size_t input) {
+const ConstData& const_values(const Graph& g, const Node& n, size_t input) {
   const std::string& name = n.inputs.at(input);
   if (!g.is_const(name))
     throw ConstantRequiredError(fmt::format("unsupported: op {} (input {} '{}' computed at run time; it must be constant) at node '{}'",

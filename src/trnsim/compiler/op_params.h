@@ -11,7 +11,7 @@ namespace trnsim::compiler {
 
 // Values of a constant input (as held: doubles), or of a constant integer input; a
 // ConstantRequiredError naming the input if it is computed at run time.
-const std::vector<double>& const_values(const Graph& g, const Node& n, size_t input);
+const ConstData& const_values(const Graph& g, const Node& n, size_t input);
 std::vector<int64_t> const_ints(const Graph& g, const Node& n, size_t input);
 double const_scalar(const Graph& g, const Node& n, size_t input, double def);
 

@@ -22,7 +22,7 @@ inline bool has_output(const Node& n, size_t o) { return o < n.outputs.size() &&
 // Sets output o's shape and element type (shape inference).
 void set_output(Graph& g, const Node& n, size_t o, Shape s, ElemType t);
 // Constant data of a tensor (host evaluation).
-inline const std::vector<double>& data(const Graph& g, const std::string& t) { return *g.tensor(t).data; }
+inline const ConstData& data(const Graph& g, const std::string& t) { return *g.tensor(t).data; }
 
 // Shared rules of the element-wise families (elementwise_rules.cpp).
 void infer_broadcast(Graph& g, const Node& n);   // numpy broadcasting of all inputs, input 0's type

@@ -23,7 +23,7 @@ const std::vector<Pass>& compiler_passes() {
   static const std::vector<Pass> p = {
       {"bind-inputs", false, [](PassState& s) { s.defaulted = bind_inputs(s.g, s.opt.input_shapes, s.opt.dims, s.opt.batch); }},
       {"shape-inference", true, [](PassState& s) { infer_shapes(s.g); }},
-      {"constant-folding", true, [](PassState& s) { fold_constants(s.g); eliminate_dead_code(s.g); }},
+      {"constant-folding", true, [](PassState& s) { fold_constants(s.g, !s.opt.timing_only); eliminate_dead_code(s.g); }},
       {"decomposition", true, [](PassState& s) { decompose(s.g); }},
       {"sparsify", true, [](PassState& s) { sparsify_graph(s.g); }},
       {"quantize", true, [](PassState& s) { quantize_graph(s.g, s.opt.quant); }},

@@ -183,14 +183,24 @@ Analysis analyse(const Graph& g, int tp, const std::set<size_t>& disabled) {
   return a;
 }
 
-std::vector<double> slice_block(const std::vector<double>& d, const Shape& s, int64_t axis, int tp, int r) {
+// Rank r's block of a constant split along `axis`, in the constant's own form: bytes of its
+// type (an initialiser), decoded values, or shape-only (timing-only: no values to slice).
+ConstData slice_block(const ConstData& d, ElemType type, const Shape& s, int64_t axis, int tp, int r) {
   const int64_t outer = numel(Shape(s.begin(), s.begin() + axis)), dim = s[static_cast<size_t>(axis)];
   const int64_t inner = numel(Shape(s.begin() + axis + 1, s.end())), chunk = dim / tp;
+  if (!d.loaded()) return ConstData::shape_only(type, outer * chunk * inner);
+  if (d.is_encoded() && d.encoding() != ElemType::Float4E2M1) {  // whole elements per byte: slice the bytes
+    const int64_t eb = encoded_bytes(d.encoding(), 1);
+    std::string bytes;
+    bytes.reserve(static_cast<size_t>(outer * chunk * inner * eb));
+    for (int64_t o = 0; o < outer; ++o)
+      bytes.append(d.bytes().substr(static_cast<size_t>((o * dim + r * chunk) * inner * eb), static_cast<size_t>(chunk * inner * eb)));
+    return ConstData::owned(d.encoding(), outer * chunk * inner, std::move(bytes));
+  }
   std::vector<double> v;
   v.reserve(static_cast<size_t>(outer * chunk * inner));
   for (int64_t o = 0; o < outer; ++o) {
-    const auto* base = d.data() + (o * dim + r * chunk) * inner;
-    v.insert(v.end(), base, base + chunk * inner);
+    for (int64_t k = 0; k < chunk * inner; ++k) v.push_back(d[static_cast<size_t>((o * dim + r * chunk) * inner + k)]);
   }
   return v;
 }
@@ -369,7 +379,7 @@ TensorParallelPlan shard_tensor_parallel(Graph g, int tp, const ShardOptions& op
     Graph s = base;
     for (const auto& c : sliced) {
       const TensorInfo& src = sources.at(c.source);
-      s.tensor(c.name).data = slice_block(*src.data, src.shape, c.axis, tp, r);
+      s.tensor(c.name).data = slice_block(*src.data, src.type, src.shape, c.axis, tp, r);
     }
     // Shape inference over the shard must agree with the split the analysis derived.
     for (const auto& n : s.nodes) {

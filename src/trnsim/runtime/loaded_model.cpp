@@ -57,7 +57,7 @@ void add_energy(Report& r, const core::RunResult& res, double t_s, bool samples)
 const std::map<std::string, std::vector<float>>& LoadedModel::constants() const {
   std::call_once(constants_->once, [&] {
     for (const auto& [name, t] : model_.graph.tensors)
-      if (t.is_const()) constants_->values[name] = std::vector<float>(t.data->begin(), t.data->end());
+      if (t.is_const()) constants_->values[name] = t.data->floats();  // from the constant's own type
   });
   return constants_->values;
 }

@@ -12,6 +12,7 @@
 #include "trnsim/numerics/convert.h"
 #include "trnsim/runtime/op_table_text.h"
 #include "trnsim/common/json_text.h"
+#include "trnsim/hw/logical_cores.h"
 
 namespace trnsim::runtime {
 
@@ -34,9 +35,14 @@ TensorParallelModel::TensorParallelModel(compiler::Graph g, const hw::SystemSpec
     : system_(system), opt_(opt) {
   const auto t0 = std::chrono::steady_clock::now();
   if (opt.tp < 1) throw ConfigError(fmt::format("--tp must be at least 1, got {}", opt.tp));
-  if (opt.tp > system.chips)
-    throw ConfigError(fmt::format("tensor parallelism over {} chips, but system {} has {} chips", opt.tp, system.name, system.chips));
   const hw::ChipSpec& chip = system_.chip;
+  lnc_ = hw::resolve_lnc(chip, opt.lnc);
+  const int lcores = chip.neuron_cores / lnc_;
+  if (opt.tp > system.chips * lcores)
+    throw ConfigError(fmt::format("tensor parallelism over {} logical NeuronCores, but system {} has {} ({} chips x {} at lnc {})", opt.tp,
+                                  system.name, system.chips * lcores, system.chips, lcores, lnc_));
+  ranks_per_chip_ = std::min(opt.tp, lcores);
+  chips_ = (opt.tp + lcores - 1) / lcores;
   if (opt.compile.cores < 0 || opt.compile.cores > chip.neuron_cores)
     throw ConfigError(fmt::format("--cores {}: {} has {} NeuronCores", opt.compile.cores, chip.name, chip.neuron_cores));
   // Only the front of the pipeline (shapes, folding, decomposition): the split needs the
@@ -58,7 +64,7 @@ TensorParallelModel::TensorParallelModel(compiler::Graph g, const hw::SystemSpec
   compiler::ShardOptions so;
   so.ranks_to_build = opt.all_ranks ? 0 : 1;
   so.fuse = opt.compile.fuse;
-  so.cores = opt.compile.cores == 0 ? chip.neuron_cores : opt.compile.cores;
+  so.cores = opt.compile.cores == 0 ? lnc_ : opt.compile.cores;  // a rank's kernels: its logical core
   plan_ = compiler::shard_tensor_parallel(std::move(ir), opt.tp, so);
 
   // Tensors read after each compute step (by later steps, or as shard outputs): a step's model
@@ -129,7 +135,7 @@ collectives::CollectiveRunner& TensorParallelModel::runner(const compiler::TpCol
     collectives::CollectiveOptions co;
     co.op = c.kind == compiler::TpCollective::Kind::AllGather ? collectives::Op::AllGather : collectives::Op::AllReduce;
     co.ranks = opt_.tp;
-    co.ranks_per_chip = 1;  // one rank per chip: the shard runs on the chip's NeuronCores
+    co.ranks_per_chip = ranks_per_chip_;  // one rank per logical core, consecutive ranks on a chip
     co.dtype = eb == 2 ? numerics::DType::BF16 : numerics::DType::F32;  // only the element size matters to the time
     co.algorithm = opt_.algorithm;
     co.launch = collectives::Launch::InProgram;  // inside the compiled model: a semaphore hop, no program launch
@@ -165,6 +171,8 @@ TpRunOutput TensorParallelModel::run(const std::map<std::string, std::vector<flo
   r.mode = functional ? "functional" : "timing";
   r.dtype = std::string(compiler::policy_name(opt_.compile.policy));
   r.tp = opt_.tp;
+  r.lnc = lnc_;
+  r.chips = chips_;
   r.compile_time_s = compile_time_s_;
   r.column_parallel = plan_.column_parallel;
   r.row_parallel = plan_.row_parallel;
@@ -288,7 +296,7 @@ TpRunOutput TensorParallelModel::run(const std::map<std::string, std::vector<flo
   r.exposed_communication_time_s = std::max(0.0, r.time_s - r.compute_time_s);
   if (system_.chip.energy.modelled) {
     const auto& e = system_.chip.energy;
-    r.energy_by_unit_j["static"] = e.static_power.value() * e.voltage_scale * opt_.tp * r.time_s;
+    r.energy_by_unit_j["static"] = e.static_power.value() * e.voltage_scale * chips_ * r.time_s;
     for (const auto& [unit, j] : r.energy_by_unit_j) r.energy_j += j;
   }
   r.communication_share = r.time_s > 0 ? r.communication_time_s / r.time_s : 0;
@@ -326,6 +334,8 @@ nlohmann::json tp_report_json(const TpReport& r) {
           {"mode", r.mode},
           {"dtype", r.dtype},
           {"tp", r.tp},
+          {"lnc", r.lnc},
+          {"chips", r.chips},
           {"time_s", r.time_s},
           {"compute_time_s", r.compute_time_s},
           {"communication_time_s", r.communication_time_s},
@@ -345,7 +355,8 @@ nlohmann::json tp_report_json(const TpReport& r) {
 
 std::string tp_report_table(const TpReport& r, size_t top_ops) {
   std::string s;
-  s += fmt::format("system {} ({}), tensor-parallel over {} chips, mode {}, dtype {}\n", r.system, r.chip, r.tp, r.mode, r.dtype);
+  s += fmt::format("system {} ({}), tensor-parallel over {} logical NeuronCores (lnc {}) on {} chips, mode {}, dtype {}\n", r.system, r.chip,
+                   r.tp, r.lnc, r.chips, r.mode, r.dtype);
   s += fmt::format("latency        {:.3f} us\n", r.time_s * 1e6);
   s += fmt::format("compute        {:.3f} us (per rank, summed kernels)\n", r.compute_time_s * 1e6);
   s += fmt::format("communication  {:.3f} us in {} all-reduces and {} all-gathers, {:.3f} us exposed\n", r.communication_time_s * 1e6,

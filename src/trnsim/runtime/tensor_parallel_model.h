@@ -1,8 +1,10 @@
-// A model run tensor-parallel on `tp` chips of a system: the IR (front passes only, never
+// A model run tensor-parallel on `tp` logical NeuronCores of a system (one rank per logical
+// core of `lnc` physical cores, as Neuron places them: TP 32 on a trn1.32xlarge is 32 cores of
+// 16 chips, TP 64 on a trn2.48xlarge its 64 logical cores): the IR (front passes only, never
 // lowered whole) split by compiler::shard_tensor_parallel, each rank's shard lowered and run
 // with the single-chip runtime (LoadedModel, one per compute step), and each all-reduce of
 // partial sums (and the vocabulary-parallel LM head's all-gather) done on the simulated fabric
-// (collectives::CollectiveRunner, one rank per chip, auto algorithm), in the element size the
+// (collectives::CollectiveRunner, the chip's logical cores as ranks, auto algorithm), in the element size the
 // activation is held in (compiler::activation_bytes).
 //
 // Time: two resources, the compute stream (the shard's kernels, in the plan's order) and the
@@ -56,6 +58,8 @@ struct TpAllReduceTime {
 struct TpReport {
   std::string system, chip, mode, dtype;
   int tp = 1;
+  int lnc = 1;                              // physical NeuronCores per rank (logical core)
+  int chips = 1;                            // chips the tp ranks occupy
   double time_s = 0;                        // end of the last kernel or all-reduce
   double compute_time_s = 0;                // sum of rank 0's kernel times
   double communication_time_s = 0;          // sum of the all-reduce and all-gather times
@@ -83,7 +87,8 @@ struct TpRunOutput {
 
 struct TpOptions {
   int tp = 2;
-  compiler::CompileOptions compile;
+  int lnc = 0;             // logical NeuronCore size, one rank per logical core (0: the chip's default)
+  compiler::CompileOptions compile;  // compile.cores: 0 (a rank's kernels use its logical core)
   bool all_ranks = true;   // false: build rank 0 only (enough for timing mode)
   std::string algorithm;   // "" / "auto": the collective's fastest applicable
 };
@@ -91,7 +96,7 @@ struct TpOptions {
 class TensorParallelModel {
  public:
   // Compiles `g` for the system's chip and splits it; ConfigError when tp exceeds the
-  // system's chips.
+  // system's logical cores.
   TensorParallelModel(compiler::Graph g, const hw::SystemSpec& system, const TpOptions& options);
   ~TensorParallelModel();
   TensorParallelModel(const TensorParallelModel&) = delete;
@@ -108,6 +113,7 @@ class TensorParallelModel {
   struct Stage;  // one compute step of one rank, as a model of its own
   hw::SystemSpec system_;
   TpOptions opt_;
+  int lnc_ = 1, ranks_per_chip_ = 1, chips_ = 1;
   compiler::CompiledModel full_;
   compiler::TensorParallelPlan plan_;
   std::vector<std::vector<std::unique_ptr<Stage>>> stages_;  // [rank][compute step]

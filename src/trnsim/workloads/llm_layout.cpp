@@ -11,8 +11,6 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
-int default_lnc(const hw::ChipSpec& chip) { return chip.neuron_cores >= 8 ? 2 : 1; }
-
 int dtype_bytes(const std::string& dtype, const std::string& field) {
   if (dtype == "bf16" || dtype == "fp16") return 2;
   if (dtype == "fp8" || dtype == "int8") return 1;

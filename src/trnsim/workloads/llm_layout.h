@@ -8,6 +8,7 @@
 #include <string>
 
 #include "trnsim/hw/chip_spec.h"
+#include "trnsim/hw/logical_cores.h"
 #include "trnsim/workloads/i_step_cost.h"
 
 namespace trnsim::workloads {
@@ -36,7 +37,7 @@ int dtype_bytes(const std::string& dtype, const std::string& field);  // bf16 2,
 // Checks the degrees against the model and the system; ConfigError/ShapeError naming them.
 Layout make_layout(const ModelDesc& m, const Deployment& d, const hw::SystemSpec& system);
 
-// Default logical-core size: 2 on chips of 8 NeuronCores (Trn2, Trn3), else 1.
-int default_lnc(const hw::ChipSpec& chip);
+// Default logical-core size: 2 on chips of 8 NeuronCores (Trn2, Trn3), else 1 (the one rule, hw/).
+using hw::default_lnc;
 
 }  // namespace trnsim::workloads

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "trnsim/common/error.h"
+#include "trnsim/hw/logical_cores.h"
 
 namespace trnsim::workloads {
 namespace {
@@ -53,7 +54,7 @@ const char* name(Precision p) { return p == Precision::MasterFp32 ? "fp32-master
 const char* name(OptimizerKind o) { return o == OptimizerKind::AdamW ? "adamw" : "lamb"; }
 
 int logical_cores_per_chip(const hw::ChipSpec& chip, int lnc) {
-  if (lnc == 0) lnc = chip.neuron_cores >= 8 ? 2 : 1;  // Trn2/Trn3 default LNC=2 [HARDWARE.md]
+  if (lnc == 0) lnc = hw::default_lnc(chip);  // Trn2/Trn3 default LNC=2 [HARDWARE.md]
   if (lnc < 1 || chip.neuron_cores % lnc != 0)
     throw ConfigError(fmt::format("train: --lnc: {} does not divide the {} NeuronCores of {}", lnc,
                                   chip.neuron_cores, chip.name));

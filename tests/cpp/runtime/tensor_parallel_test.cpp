@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "trnsim/collectives/collective.h"
+#include "trnsim/hw/logical_cores.h"
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/compile.h"
 #include "trnsim/compiler/onnx_import.h"
@@ -151,7 +152,7 @@ double collective_time(collectives::Op op, int ranks, int64_t bytes, numerics::D
   collectives::CollectiveOptions co;
   co.op = op;
   co.ranks = ranks;
-  co.ranks_per_chip = 1;
+  co.ranks_per_chip = std::min(ranks, hw::logical_cores(trn2_system().chip, 0));  // one rank per logical core
   co.dtype = dt;
   co.launch = collectives::Launch::InProgram;  // inside the compiled model: no program launch
   return collectives::CollectiveRunner(trn2_system(), co).time(bytes).time_s;
@@ -218,15 +219,18 @@ TEST(TensorParallel, TimingSharesAndSequentialDependency) {
   // Attention then MLP: everything after each all-reduce reads its sum, nothing overlaps.
   EXPECT_NEAR(t.exposed_communication_time_s, t.communication_time_s, 1e-12);
   EXPECT_NEAR(t.time_s, t.compute_time_s + t.communication_time_s, 1e-12);
-  // The all-reduce time is the collective layer's own (in-program) for those bytes on 4 chips.
+  // The all-reduce time is the collective layer's own (in-program) for those bytes on 4 logical
+  // cores (one trn2 chip at LNC=2).
   collectives::CollectiveOptions co;
   co.ranks = 4;
-  co.ranks_per_chip = 1;
+  co.ranks_per_chip = 4;
   co.launch = collectives::Launch::InProgram;
   collectives::CollectiveRunner cr(trn2_system(), co);
   EXPECT_DOUBLE_EQ(t.all_reduces[0].time_s, cr.time(t.all_reduces[0].bytes).time_s);
-  // The per-rank compute is smaller than the single chip's (the MatMuls are split).
-  auto cm = compiler::compile(compiler::import_onnx_bytes(m.bytes()), trn2_system().chip);
+  // The per-rank compute is smaller than one logical core's (the MatMuls are split).
+  compiler::CompileOptions one_lnc;
+  one_lnc.cores = hw::default_lnc(trn2_system().chip);
+  auto cm = compiler::compile(compiler::import_onnx_bytes(m.bytes()), trn2_system().chip, one_lnc);
   const Report single = LoadedModel(cm, trn2_system().chip).run({}, core::Mode::Timing).report;
   double single_mm = 0, tp_mm = 0;
   for (const auto& o : single.ops) if (o.op == "MatMul") single_mm += o.time_s;
@@ -289,10 +293,11 @@ TEST(TensorParallel, NoPairIsUnsupportedAndTooManyChipsAConfigError) {
     EXPECT_NE(std::string(e.what()).find("normalises over the split axis"), std::string::npos) << e.what();
   }
   try {
-    run_tp(transformer(BlockShape{}), 32, {}, core::Mode::Timing);
+    run_tp(transformer(BlockShape{}), 65, {}, core::Mode::Timing);  // trn2.48xlarge: 16 chips x 4 logical cores
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("32"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("65 logical NeuronCores"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has 64"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("16 chips"), std::string::npos) << e.what();
   }
 }

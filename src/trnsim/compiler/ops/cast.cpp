@@ -33,7 +33,7 @@ ElemType cast_target(const Node& n) {
 }
 
 void eval_cast(Graph& g, const Node& n, std::vector<double>& r) {
-  r = data(g, n.inputs[0]);
+  r = data(g, n.inputs[0]).values();
   const ElemType t = g.tensor(n.outputs[0]).type;
   if (is_narrow_float(t) && n.i("saturate", 1) == 0) {
     const auto dt = narrow_dtype(t);  // saturate=0: the format's own overflow rule

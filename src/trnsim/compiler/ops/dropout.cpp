@@ -37,7 +37,7 @@ void all_true_mask(Graph& g, const Node& n) {
 }
 
 void eval(Graph& g, const Node& n, std::vector<double>& r) {
-  r = data(g, n.inputs[0]);
+  r = data(g, n.inputs[0]).values();
   all_true_mask(g, n);
 }
 

@@ -23,7 +23,7 @@ void infer(Graph& g, const Node& n) {
 void register_flatten(OpRegistry& r) {
   r.push_back({.kind = OpKind::Flatten, .name = "Flatten", .cls = OpClass::Movement, .min_inputs = 1, .max_inputs = 1, .attributes = {"axis"},
                .rules = {.infer = infer,
-                         .eval = [](Graph& g, const Node& n, std::vector<double>& r) { r = data(g, n.inputs[0]); },
+                         .eval = [](Graph& g, const Node& n, std::vector<double>& r) { r = data(g, n.inputs[0]).values(); },
                          .decompose = [](GraphEditor& e, const Node& n) { decomp::finish(e, n, n.inputs[0]); return true; },
                          .lower = lower_movement}});
 }

@@ -35,7 +35,7 @@ void eval(Graph& g, const Node& n, std::vector<double>& r) {
       int64_t k = static_cast<int64_t>(idx[j]);
       if (k < 0) k += xs[a];
       if (k < 0 || k >= xs[a]) throw ShapeError(fmt::format("node '{}': gather index {} out of range {}", n.name, idx[j], xs[a]));
-      std::copy_n(x.begin() + (o * xs[a] + k) * inner, inner, r.begin() + (o * ni + j) * inner);
+      for (int64_t c = 0; c < inner; ++c) r[static_cast<size_t>((o * ni + j) * inner + c)] = x[static_cast<size_t>((o * xs[a] + k) * inner + c)];
     }
 }
 

@@ -36,7 +36,7 @@ void infer(Graph& g, const Node& n) {
 }
 
 // Per index row: the flat row of data viewed as [prod(data[:b+k]), rest].
-std::vector<int64_t> rows(const Node& n, const Dims& d, const std::vector<double>& idx) {
+std::vector<int64_t> rows(const Node& n, const Dims& d, const ConstData& idx) {
   const int64_t nrows = numel(d.idx) / d.k, per_batch = nrows / std::max<int64_t>(1, numel(Shape(d.idx.begin(), d.idx.begin() + d.b)));
   std::vector<int64_t> out;
   for (int64_t r = 0; r < nrows; ++r) {

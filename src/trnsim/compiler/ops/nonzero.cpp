@@ -7,13 +7,13 @@
 namespace trnsim::compiler {
 namespace {
 
-const std::vector<double>& values(const Graph& g, const Node& n) {
+std::vector<double> values(const Graph& g, const Node& n) {
   if (!g.is_const(n.inputs[0]))
     throw ConstantRequiredError(fmt::format("unsupported: op NonZero (its output's shape depends on the values of '{}', computed at run time; "
                                             "give the model a fixed shape there, e.g. a mask with Where instead of indices) at node '{}'",
                                             n.inputs[0], n.name),
                                 {n.inputs[0]});
-  return data(g, n.inputs[0]);
+  return data(g, n.inputs[0]).values();
 }
 
 int64_t count(const std::vector<double>& x) {

@@ -232,7 +232,7 @@ std::string concat(GraphEditor& e, const Node& n, const std::vector<std::string>
 bool decompose(GraphEditor& e, const Node& n) {
   Graph& g = e.graph();
   Unroll u{e, n, dims(g, n), g.tensor(n.inputs[0]).type, {}};
-  if (has_input(n, 4)) u.lens = const_values(g, n, 4);
+  if (has_input(n, 4)) u.lens = const_values(g, n, 4).values();
   const auto act = activations(n, u.d.dirs);
   const size_t per_dir = cell(n).defaults.size();
   std::string x = u.d.batch_first ? transpose(e, n.name + ".x", n.inputs[0], {1, 0, 2}) : n.inputs[0];

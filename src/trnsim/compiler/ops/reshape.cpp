@@ -31,7 +31,7 @@ int64_t tp_axis(TpCtx& c) {
 void register_reshape(OpRegistry& r) {
   r.push_back({.kind = OpKind::Reshape, .name = "Reshape", .cls = OpClass::Movement, .min_inputs = 2, .max_inputs = 2, .attributes = {"allowzero"},
                .rules = {.infer = [](Graph& g, const Node& n) { set_output(g, n, 0, reshape_target(g, n, input(g, n, 0).shape), input(g, n, 0).type); },
-                         .eval = [](Graph& g, const Node& n, std::vector<double>& r) { r = data(g, n.inputs[0]); },
+                         .eval = [](Graph& g, const Node& n, std::vector<double>& r) { r = data(g, n.inputs[0]).values(); },
                          .lower_alias = true,
                          .tp_axis = tp_axis}});
 }

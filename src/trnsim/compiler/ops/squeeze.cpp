@@ -28,7 +28,7 @@ void infer_squeeze(Graph& g, const Node& n) {
 OpInfo row(OpKind k, std::string_view name, void (*infer)(Graph&, const Node&)) {
   return {.kind = k, .name = name, .cls = OpClass::Movement, .min_inputs = 1, .max_inputs = 2, .attributes = {"axes"},
           .rules = {.infer = infer,
-                    .eval = [](Graph& g, const Node& n, std::vector<double>& r) { r = data(g, n.inputs[0]); },
+                    .eval = [](Graph& g, const Node& n, std::vector<double>& r) { r = data(g, n.inputs[0]).values(); },
                     .decompose = [](GraphEditor& e, const Node& n) { decomp::finish(e, n, n.inputs[0]); return true; },
                     .lower = lower_movement}};
 }
