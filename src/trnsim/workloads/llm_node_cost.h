@@ -24,6 +24,7 @@ struct NodeCost {
   double s = 0;
   UnitEnergy e;
   friend NodeCost operator+(NodeCost a, const NodeCost& b) { return {a.s + b.s, a.e + b.e}; }
+  NodeCost& operator+=(const NodeCost& b) { return *this = *this + b; }
   friend NodeCost operator-(NodeCost a, const NodeCost& b) { return {a.s - b.s, a.e - b.e}; }
   friend NodeCost operator*(NodeCost a, double k) { return {a.s * k, a.e * k}; }
   friend NodeCost operator/(NodeCost a, double k) {  // as a double divides (the times keep their bits)
