@@ -21,17 +21,16 @@ PassCost operator*(PassCost a, double k) {
 namespace {
 
 // The step's dynamic energy by category: the fabric's units to the collectives, the rest
-// shared by the categories' times (a StepCost has no per-category energy).
+// shared by the compute categories' times (a StepCost has no per-category energy).
 PassCost from(const StepCost& s) {
   PassCost p{s.matmul.value(), s.attention.value(), s.collective.value(), s.other.value()};
-  UnitEnergy rest = s.energy_by_unit, fabric;
+  UnitEnergy rest = s.energy_by_unit;
   rest[EnergyUnit::Static] = 0;
   for (EnergyUnit u : {EnergyUnit::NeuronLink, EnergyUnit::Switch, EnergyUnit::EFA, EnergyUnit::NVLink})
-    fabric[u] = rest[u], rest[u] = 0;
-  const double t = p.total();
-  const double share[4] = {p.matmul, p.attention, p.collective, p.other};
-  for (int i = 0; i < 4; ++i) p.energy[i] = rest * (t > 0 ? share[i] / t : 0.0);
-  p.energy[2] += fabric;
+    p.energy[2][u] = rest[u], rest[u] = 0;
+  const double t = p.matmul + p.attention + p.other;
+  const double share[4] = {p.matmul, p.attention, 0, p.other};
+  for (int i : {0, 1, 3}) p.energy[i] = rest * (t > 0 ? share[i] / t : 0.0);
   return p;
 }
 
