@@ -93,12 +93,16 @@ def test_power_cap_holds_within_one_percent(args, chips):
 
 
 def test_serve_power_cap_and_errors():
-    base = ["serve", "--model", "llama-3.1-8b", "--rate", "20", "--requests", "30", "--input", "128", "--output", "16",
+    # Small (each candidate clock measures its node costs once): 8 requests at once.
+    base = ["serve", "--model", "llama-3.1-8b", "--offline", "--requests", "8", "--input", "128", "--output", "8",
             "--system", "trn2.48xlarge", "--tp", "4"]
-    j = cli_json(*base, "--power-cap", "250")
+    top = cli_json(*base, "--power-cap", "1000")["power_cap"]  # above it: no throttling, the busy power
+    assert top["clock_scale"] == 1 and top["searched_runs"] == 1
+    cap = 0.9 * top["power_w"]
+    j = cli_json(*base, "--power-cap", f"{cap:.6f}")
     pc = j["power_cap"]
-    assert pc["met"] and 0.99 * 250 <= pc["power_w"] <= 250 < pc["unthrottled_power_w"]
-    assert j["clock_scale"] == pc["clock_scale"]
+    assert pc["met"] and 0.99 * cap <= pc["power_w"] <= cap and pc["clock_scale"] < 1
+    assert j["clock_scale"] == pc["clock_scale"] and j["time_s"] > top["time_s"]
     for bad, msg in ((["--power-cap", "300", "--system", "p5.48xlarge", "--tp", "1"], "GPU"),
                      (["--pue", "0.5", "--system", "trn2.48xlarge", "--tp", "4"], "--pue")):
         p = subprocess.run([trnsim_cli(), *SERVE, *bad], capture_output=True, text=True, timeout=60)
