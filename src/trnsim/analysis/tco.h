@@ -51,6 +51,9 @@ struct TcoOptions {
   double egress_usd_per_gb = 0;     // network egress price
   double egress_gb_per_million = 0; // GB leaving per million tokens/inferences
   double storage_usd_per_month = 0; // per instance (model weights, logs)
+  // Added by energy: > 0: the cost and energy of a job of this many tokens at the measured
+  // rate on the replica's instances (a training run to a token budget), kept busy throughout.
+  double job_tokens = 0;
 };
 
 struct TcoResult {
