@@ -107,3 +107,20 @@ def test_serve_power_cap_and_errors():
                      (["--pue", "0.5", "--system", "trn2.48xlarge", "--tp", "4"], "--pue")):
         p = subprocess.run([trnsim_cli(), *SERVE, *bad], capture_output=True, text=True, timeout=60)
         assert p.returncode == 2 and msg in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_tco_training_to_a_token_budget(tmp_path):
+    train = cli_json(*TRAIN)
+    path = tmp_path / "train.json"
+    path.write_text(json.dumps(train))
+    j = cli_json("tco", "--system", "trn1.32xlarge", "--train", str(path), "--tokens", "1e12")
+    job = j["job"]
+    hours = 1e12 / train["tokens_per_s"] / 3600
+    instances = train["chips"] / 16
+    assert job["time_s"] == pytest.approx(hours * 3600, rel=1e-12)
+    assert job["cloud_usd"] == pytest.approx(21.50 * instances * hours, rel=1e-12)  # trn1.32xlarge on-demand
+    facility = (train["average_power_w"] + 1500 * instances) * hours * 3600 * 1.15  # host 1,500 W per instance
+    assert job["facility_energy_j"] == pytest.approx(facility, rel=1e-9)
+    assert job["facility_energy_mwh"] == pytest.approx(facility / 3.6e9, rel=1e-12)
+    assert job["chip_energy_j"] == pytest.approx(train["energy_per_token_j"] * 1e12, rel=1e-9)
+    assert 0 < job["owned_usd"] < job["cloud_usd"]
