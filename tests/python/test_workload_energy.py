@@ -124,3 +124,14 @@ def test_tco_training_to_a_token_budget(tmp_path):
     assert job["facility_energy_mwh"] == pytest.approx(facility / 3.6e9, rel=1e-12)
     assert job["chip_energy_j"] == pytest.approx(train["energy_per_token_j"] * 1e12, rel=1e-9)
     assert 0 < job["owned_usd"] < job["cloud_usd"]
+
+
+def test_tco_reads_a_serve_result(tmp_path):
+    serve = cli_json(*SERVE, "--system", "trn2.48xlarge", "--tp", "4")
+    path = tmp_path / "serve.json"
+    path.write_text(json.dumps(serve))
+    j = cli_json("tco", "--system", "trn2.48xlarge", "--serve", str(path), "--price", "30")
+    a = j["assumptions"]
+    assert a["replica_tokens_per_s"] == pytest.approx(serve["output_token_throughput_tps"], rel=1e-12)
+    assert a["replica_chips"] == serve["chips"]
+    assert a["busy_chip_power_w"] == pytest.approx(serve["average_power_w"] / serve["chips"], rel=1e-12)

@@ -43,7 +43,7 @@ SystemCostFacts load_cost_facts(const std::string& system) {
 WorkloadFacts workload_from_json(const nlohmann::json& j, const std::string& source) {
   WorkloadFacts w;
   bool found = false;
-  for (const char* k : {"output_tokens_per_s", "throughput_tokens_per_s", "tokens_per_s"})
+  for (const char* k : {"output_tokens_per_s", "output_token_throughput_tps", "throughput_tokens_per_s", "tokens_per_s"})
     if (j.contains(k) && j[k].is_number()) {
       w.per_s = j[k].get<double>();
       found = true;
@@ -55,7 +55,7 @@ WorkloadFacts workload_from_json(const nlohmann::json& j, const std::string& sou
     found = true;
   }
   if (!found || !(w.per_s > 0))
-    throw ConfigError(fmt::format("{}: expected a positive output_tokens_per_s, throughput_tokens_per_s, tokens_per_s or "
+    throw ConfigError(fmt::format("{}: expected a positive output_tokens_per_s, output_token_throughput_tps, throughput_tokens_per_s, tokens_per_s or "
                                   "throughput_per_s (a result of trnsim llm, serve, train or run --json)", source));
   for (const char* k : {"chips", "replica_chips", "tp"})
     if (j.contains(k) && j[k].is_number_integer()) {

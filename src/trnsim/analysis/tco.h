@@ -38,7 +38,8 @@ struct WorkloadFacts {
   double busy_power_w = 0;        // of the replica's chips while serving (0: chip TDP x chips)
 };
 // From a result JSON of kind llm/serve/train/run/compare-row: throughput from
-// output_tokens_per_s | throughput_tokens_per_s | tokens_per_s | throughput_per_s, chips from
+// output_tokens_per_s | output_token_throughput_tps (serve: the fleet) | throughput_tokens_per_s |
+// tokens_per_s | throughput_per_s, chips from
 // chips | tp (1 if absent), power from average_power_w. ConfigError naming the missing field.
 WorkloadFacts workload_from_json(const nlohmann::json& result, const std::string& source);
 
