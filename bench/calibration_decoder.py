@@ -41,7 +41,7 @@ def rows(progress=None, path: str = CSV) -> list[dict]:
     for i, r in enumerate(published):
         model = MODELS[r["model"].lower()]
         sim = trnsim.llm(model, r["instance"], int(r["tp"]), batch=int(r["batch"]), input=int(r["input_tokens"]),
-                         output=int(r["output_tokens"]), weights=r["weights"])
+                         output=int(r["output_tokens"]), weights=r["weights"], seq_len=int(r["seq"]))
         label = f"{r['model']} {r['instance']} tp{r['tp']} b{r['batch']} {r['input_tokens']}/{r['output_tokens']} {r['weights']}"
         for metric, field in (("ttft_p50_ms", "ttft_s"), ("tpot_p50_ms", "tpot_s")):
             pub = float(r[metric])

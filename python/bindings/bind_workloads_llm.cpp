@@ -20,9 +20,9 @@ namespace {
 std::string llm(const std::string& model, const std::string& system, int tp, int pp, int ep, int lnc,
                 const std::string& dtype, const std::string& weights, const std::string& kv_dtype, int64_t batch,
                 int64_t input, int64_t output, const std::string& trace, int64_t micro_batches, bool sequence_parallel,
-                double clock_scale) {
+                double clock_scale, const std::string& kv_buckets, int64_t seq_len) {
   Deployment d{system, tp, pp, ep, lnc, dtype, weights, kv_dtype, sequence_parallel, clock_scale};
-  GenerationRequest r{batch, input, output, micro_batches};
+  GenerationRequest r{batch, input, output, micro_batches, parse_kv_buckets(kv_buckets), seq_len};
   nb::gil_scoped_release nogil;
   const ModelDesc m = load_model(model);
   TrainiumStepCost cost(m, d);
@@ -52,7 +52,8 @@ void bind(nb::module_& root) {
   m.def("llm", &llm, nb::arg("model"), nb::arg("system"), nb::arg("tp"), nb::arg("pp"), nb::arg("ep"), nb::arg("lnc"),
         nb::arg("dtype"), nb::arg("weights"), nb::arg("kv_dtype"), nb::arg("batch"), nb::arg("input"), nb::arg("output"),
         nb::arg("trace"), nb::arg("micro_batches"),
-        nb::arg("sequence_parallel"), nb::arg("clock_scale") = 1.0);
+        nb::arg("sequence_parallel"), nb::arg("clock_scale") = 1.0,
+        nb::arg("kv_buckets") = "compiled", nb::arg("seq_len") = 0);
   m.def("model", &model_json, nb::arg("name_or_path"));
   m.def("model_presets", &model_preset_names);
 }

@@ -22,18 +22,20 @@ from typing import IO, Optional
 
 __all__ = ["Progress", "parse_progress_line", "progress_line"]
 
-_LINE = re.compile(r"^trnsim-progress: (\d+)/(\d+)(?: (.*))?$")
+_LINE = re.compile(r"^trnsim-progress: (\d+)/(\d+|\?)(?: (.*))?$")
 
 
-def progress_line(done: int, total: int, label: str = "") -> str:
-    """The stderr line of the progress protocol: ``trnsim-progress: 3/64 label``."""
-    return f"trnsim-progress: {done}/{total}" + (f" {label}" if label else "")
+def progress_line(done: int, total: Optional[int], label: str = "") -> str:
+    """The stderr line of the progress protocol: ``trnsim-progress: 3/64 label`` (``3/?``: total unknown)."""
+    return f"trnsim-progress: {done}/{'?' if total is None else total}" + (f" {label}" if label else "")
 
 
-def parse_progress_line(line: str) -> Optional[tuple[int, int, str]]:
-    """(done, total, label) of a protocol line, or None for any other line."""
+def parse_progress_line(line: str) -> Optional[tuple[int, Optional[int], str]]:
+    """(done, total or None when unknown, label) of a protocol line, or None for any other line."""
     m = _LINE.match(line.rstrip("\n"))
-    return (int(m.group(1)), int(m.group(2)), m.group(3) or "") if m else None
+    if not m:
+        return None
+    return int(m.group(1)), None if m.group(2) == "?" else int(m.group(2)), m.group(3) or ""
 
 
 class Progress:

@@ -113,3 +113,40 @@ def test_sequence_parallel_splits_the_norms():
     assert sp["prefill_breakdown"]["other_s"] < 0.8 * plain["prefill_breakdown"]["other_s"]
     assert sp["prefill_breakdown"]["matmul_s"] == plain["prefill_breakdown"]["matmul_s"]
     assert any("reduce-scatter" in n["node"] for n in sp["decode_step_nodes"])
+
+
+def test_kv_buckets_closed_forms():
+    # transformers-neuronx / NxD Inference compile one token-generation bucket: every decode
+    # step attends over the whole compiled length, so TPOT is one step at seq_len keys, which an
+    # exact run of a single decode step from seq_len - 1 cached tokens also costs.
+    a = {**ARGS, "input": 200, "output": 56}
+    compiled = trnsim.llm(**a, seq_len=1024)
+    one_step = trnsim.llm(**{**a, "input": 1023, "output": 2}, kv_buckets="exact")
+    assert compiled["kv_buckets"] == "compiled" and compiled["seq_len"] == 1024
+    assert compiled["tpot_s"] == pytest.approx(one_step["tpot_s"], rel=1e-12)  # a mean of 55 equal steps
+    assert compiled["kv_cache_bytes_per_core"] == 32 * 2 * 1 * 128 * 2 * a["batch"] * 1024
+    exact = trnsim.llm(**a, seq_len=1024, kv_buckets="exact")
+    pow2 = trnsim.llm(**a, seq_len=1024, kv_buckets="pow2")  # buckets 256 then 512 over 200..255
+    assert exact["tpot_s"] < pow2["tpot_s"] < compiled["tpot_s"]
+    assert exact["ttft_s"] < pow2["ttft_s"] < compiled["ttft_s"]  # the prefill attends over 200, 256, 1024
+    assert trnsim.llm(**a)["tpot_s"] < compiled["tpot_s"]  # default seq_len: input + output
+
+
+def test_seq_len_shorter_than_the_generation_is_an_error():
+    p = run(*cli_args(ARGS), "--seq-len", "100")
+    assert p.returncode == 2 and "--seq-len 100" in p.stderr and p.stderr.count("\n") == 1
+    p = run(*cli_args(ARGS), "--kv-buckets", "paged")
+    assert p.returncode == 2 and "--kv-buckets 'paged'" in p.stderr
+
+
+def test_prompt_longer_than_one_heads_sbuf():
+    # 40,000 tokens: a head's K and V (160 KiB per partition) no longer fit in SBUF, so the
+    # attention streams key chunks (flash attention over the sequence) instead of failing.
+    # Causal work is linear plus quadratic in the prompt: doubling it costs 2x to 4x.
+    tiny = {"model_type": "llama", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 1,
+            "num_attention_heads": 2, "num_key_value_heads": 2, "vocab_size": 1000,
+            "max_position_embeddings": 131072, "rope_theta": 10000.0, "rms_norm_eps": 1e-05,
+            "hidden_act": "silu", "torch_dtype": "bfloat16"}
+    long = trnsim.llm(tiny, "trn1.32xlarge", 2, batch=1, input=40000, output=2)
+    half = trnsim.llm(tiny, "trn1.32xlarge", 2, batch=1, input=20000, output=2)
+    assert 2 < long["prefill_breakdown"]["attention_s"] / half["prefill_breakdown"]["attention_s"] < 4

@@ -19,7 +19,8 @@ DEPLOY = dict(model="llama-3.1-8b", system="trn2.48xlarge", tp=4)
 
 
 def test_lone_request_ttft_is_the_llm_prefill_time():
-    llm = trnsim.llm(**DEPLOY, batch=1, input=700, output=16)
+    # serve costs each sequence's own context (a paged kernel): trnsim llm with exact KV buckets.
+    llm = trnsim.llm(**DEPLOY, batch=1, input=700, output=16, kv_buckets="exact")
     r = trnsim.serve(**DEPLOY, rate=0.02, requests=20, input=700, output=16, seed=3)
     assert r["kind"] == "serve" and r["requests"] == 20
     assert r["mean_ttft_s"] == pytest.approx(llm["ttft_s"], rel=1e-9)
@@ -30,7 +31,7 @@ def test_lone_request_ttft_is_the_llm_prefill_time():
 
 def test_offline_saturation_is_the_llm_batch_throughput():
     B, I, O = 16, 256, 32
-    llm = trnsim.llm(**DEPLOY, batch=B, input=I, output=O)
+    llm = trnsim.llm(**DEPLOY, batch=B, input=I, output=O, kv_buckets="exact")
     r = trnsim.serve(**DEPLOY, offline=True, requests=4 * B, input=I, output=O, max_seqs=B, max_batched_tokens=B * I)
     assert r["output_token_throughput_tps"] == pytest.approx(llm["output_tokens_per_s"], rel=1e-9)
 

@@ -19,6 +19,7 @@
 #include "trnsim/runtime/npz.h"
 #include "trnsim/runtime/value_specialisation.h"
 #include "trnsim/common/json_text.h"
+#include "trnsim/common/progress.h"
 
 namespace trnsim::cli {
 namespace {
@@ -33,6 +34,7 @@ struct CompileArgs {
 
 int compile_model(const CompileArgs& a) {
   const hw::ChipSpec chip = hw::load_chip(a.chip);
+  const progress::Scope shown(progress::command_sink(a.json));
   const compiler::CompileOptions opt = compile_options(a.dtype, a.batch, a.cores, a.dims);
   const auto npz = a.inputs.empty() ? std::map<std::string, runtime::NpyArray>{} : runtime::read_npz(a.inputs);
   const runtime::SpecialisedModel sm = runtime::compile_specialised(compiler::import_onnx_file(a.model), chip, opt, npz);

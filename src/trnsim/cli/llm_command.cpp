@@ -7,6 +7,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 
+#include "trnsim/common/progress.h"
 #include "trnsim/cli/command.h"
 #include "trnsim/common/error.h"
 #include "trnsim/workloads/llm_generation.h"
@@ -19,6 +20,7 @@ struct Args {
   std::string model, trace;
   workloads::Deployment d;
   workloads::GenerationRequest r;
+  std::string kv_buckets = "compiled";
   double power_cap = 0;
   bool json = false;
 };
@@ -28,8 +30,9 @@ void print_table(const workloads::TrainiumStepCost& cost, const Args& a, const w
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
   fmt::print("{} on {} ({} chips), tp {} pp {} ep {} lnc {}, {} compute, {} weights\n", cost.model().name,
              cost.system().name, l.chips, l.tp, l.pp, l.ep, l.lnc, a.d.dtype, a.d.weights);
-  fmt::print("batch {}{}, {} input tokens, {} output tokens\n\n", a.r.batch,
-             l.pp > 1 ? fmt::format(" in {} micro-batches", g.micro_batches) : "", a.r.input, a.r.output);
+  fmt::print("batch {}{}, {} input tokens, {} output tokens, KV buckets {} (seq len {})\n\n", a.r.batch,
+             l.pp > 1 ? fmt::format(" in {} micro-batches", g.micro_batches) : "", a.r.input, a.r.output,
+             workloads::kv_buckets_name(a.r.kv_buckets), a.r.seq_len > 0 ? a.r.seq_len : a.r.input + a.r.output);
   fmt::print("  TTFT                 {:10.2f} ms\n", g.ttft_s * 1e3);
   fmt::print("  TPOT                 {:10.2f} ms  (mean of {} decode steps)\n", g.tpot_s * 1e3, a.r.output - 1);
   fmt::print("  output tokens/s      {:10.1f}\n", g.output_tokens_per_s);
@@ -54,6 +57,8 @@ void print_table(const workloads::TrainiumStepCost& cost, const Args& a, const w
 }
 
 int run(Args a) {
+  const progress::Scope shown(progress::command_sink(a.json));
+  a.r.kv_buckets = workloads::parse_kv_buckets(a.kv_buckets);
   const workloads::ModelDesc m = workloads::load_model(a.model);
   std::optional<hw::Throttle> throttle;
   if (a.power_cap > 0) {  // the same generation at each candidate clock
@@ -110,6 +115,12 @@ Register reg{{"llm",
                 sub.add_option("--batch", a->r.batch, "sequences decoded together")->required();
                 sub.add_option("--input", a->r.input, "prompt tokens per sequence")->required();
                 sub.add_option("--output", a->r.output, "generated tokens per sequence")->required();
+                sub.add_option("--seq-len", a->r.seq_len,
+                               "compiled sequence length (the KV cache's; default input + output)");
+                sub.add_option("--kv-buckets", a->kv_buckets,
+                               "what attention reads, prefill and decode: compiled (default: the whole --seq-len, "
+                               "as transformers-neuronx / NxD Inference compile one bucket), pow2 (buckets 128, 256, "
+                               "... up to --seq-len) or exact (the sequence's own tokens)");
                 sub.add_option("--trace", a->trace, "write a Chrome trace of the prefill and a decode step");
                 sub.add_flag("--json", a->json, "print JSON (kind \"llm\") instead of the table");
                 return [a] { return run(*a); };

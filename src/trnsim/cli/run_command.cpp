@@ -23,6 +23,7 @@
 #include "trnsim/runtime/loaded_model.h"
 #include "trnsim/runtime/random_inputs.h"
 #include "trnsim/runtime/report_json.h"
+#include "trnsim/common/progress.h"
 #include "trnsim/compiler/compiled_model_io.h"
 #include "trnsim/runtime/npz.h"
 #include "trnsim/runtime/value_specialisation.h"
@@ -107,6 +108,7 @@ RunPower run_power(const RunArgs& a, const compiler::CompiledModel& cm, const hw
 }
 
 int run_model(const RunArgs& a) {
+  const progress::Scope shown(progress::command_sink(a.json));
   if (a.check) check_with_python(a);
   // A saved program (`trnsim compile -o x.tpg`) runs on the chip it was compiled for.
   const bool compiled_file = compiler::is_compiled_file(a.model);

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trnsim/common/progress.h"
 #include "trnsim/cli/command.h"
 #include "trnsim/workloads/train_run.h"
 
@@ -64,6 +65,7 @@ void print_table(const json& r) {
 }
 
 int run(Args& a) {
+  const progress::Scope shown(progress::command_sink(a.json_out));
   if (!a.fail_at.empty()) a.request["fail_at"] = a.fail_at;
   const json r = workloads::run_train(workloads::train_request(a.request));
   if (a.json_out)

@@ -1,3 +1,4 @@
+#include "trnsim/common/progress.h"
 #include "trnsim/compiler/onnx_import.h"
 
 #include <fmt/format.h>
@@ -308,8 +309,11 @@ Graph convert(onnx::ModelProto& m, const std::string& source, const std::filesys
   if (g.opset < kMinOpset || g.opset > kMaxKnownOpset)
     throw UnsupportedError(fmt::format("unsupported: opset {} in '{}' (supported: {}..{})", g.opset, source, kMinOpset, kMaxKnownOpset));
   const auto& gp = m.graph();
+  const int64_t inits = m.graph().initializer_size();
+  int64_t imported = 0;
   for (auto& init : *m.mutable_graph()->mutable_initializer()) {
     g.tensors[init.name()] = tensor_from_proto(init, fmt::format("initializer of '{}'", source), model_dir);
+    progress::report("import initializers", ++imported, inits);
     std::string().swap(*init.mutable_raw_data());
   }
   for (const auto& in : gp.input()) {

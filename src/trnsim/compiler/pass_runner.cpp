@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "trnsim/common/error.h"
+#include "trnsim/common/progress.h"
 #include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/decompose.h"
 #include "trnsim/compiler/fuse_attention.h"
@@ -32,7 +33,11 @@ const std::vector<Pass>& compiler_passes() {
       {"sbuf-placement", true, [](PassState& s) { place_sbuf_halves(s.g); }},
       {"memory-planning", true, [](PassState& s) { s.model->hbm = plan_hbm(s.g, *s.chip); }},
       {"lowering", true, [](PassState& s) {
-         for (const auto& n : s.g.nodes) s.model->segments.push_back(lower_node(s.g, n, *s.chip, s.opt.policy));
+         const auto total = static_cast<int64_t>(s.g.nodes.size());
+         for (const auto& n : s.g.nodes) {
+           s.model->segments.push_back(lower_node(s.g, n, *s.chip, s.opt.policy));
+           progress::report("lower nodes", static_cast<int64_t>(s.model->segments.size()), total);
+         }
        }},
   };
   return p;

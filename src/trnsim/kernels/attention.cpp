@@ -24,6 +24,9 @@ constexpr size_t kGroup = 4;
 // One query tile in flight: its Q^T, running statistics (ping-pong max/sum columns) and output
 // accumulator.
 struct QueryTile {
+  int64_t head = 0;
+  const Tile* kT = nullptr;  // this tile's head's K^T and V (the resident chunk)
+  const Tile* vv = nullptr;
   Span rows;
   View qT;
   Tile stats;
@@ -136,25 +139,46 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
   if (h0 < 0 || h1 > n.heads || h0 > h1)
     throw ShapeError(fmt::format("attention: heads [{}, {}) outside [0, {})", h0, h1, n.heads));
   if (h0 == h1) return;
-  const auto key_tiles = split(n.sk, 128);
-  const int64_t nkt = static_cast<int64_t>(key_tiles.size());
-
-  // Per head, K^T (seq elements per partition) and V (nkt x head_dim); double-buffered across
-  // heads when that fits, so the next head's K/V load under this head's compute.
-  const int64_t kv_bytes = (n.sk + nkt * n.d) * dsz;
-  const int64_t avail = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value()) * 3 / 4 -
-                        (kGroup * kKvBlock * (4 + 2 * dsz + (masked ? 4 : 0)) + 6 * kGroup * n.d * 4);  // block-level tiles
-  if (kv_bytes > avail)
-    throw ShapeError(fmt::format("attention: seq {} needs {} KiB per partition of SBUF for one head's K^T "
-                                 "and V ({}), at most {} KiB fit: use seq <= {}", n.sk, kv_bytes / 1024,
-                                 numerics::name(dt), avail / 1024, avail / (dsz * (1 + n.d / 128.0)) / 128 * 128));
-  const int kv_depth = 2 * kv_bytes <= avail ? 2 : 1;
+  // K^T (keys per partition) and V (key tiles x head_dim) stay in SBUF while query tiles use
+  // them. When one head's K/V do not fit, keys go in chunks (flash attention over the
+  // sequence): each query group streams the chunks, the running max and sum carry across.
   const DType pdt = dt == DType::F32 ? DType::F32 : DType::BF16;  // P feeds TensorE
   const size_t group_size = pdt == DType::F32 ? 2 : kGroup;
   const int g = static_cast<int>(group_size);
-  TileRing kt_ring(kb, Space::SBUF, {128, n.sk}, dt, kv_depth, "attention.kT");
+  const int64_t psz = static_cast<int64_t>(numerics::storage_bytes(pdt, 1));
+  // SBUF per partition of the block-level tiles below (rings of a group's query tiles, the
+  // causal masks), and a sixteenth kept free for alignment; the rest holds K^T and V.
+  const int64_t block_bytes = 2 * g * (kQTile * dsz + kKvBlock * (4 + 2 * psz) + n.d * 4 + kCols * 4) +
+                              g * (n.d * dsz + (masked ? kKvBlock * 4 : 0)) + 4 * g * n.d * dsz +
+                              (causal ? 5 * kKvBlock * 4 : 0);
+  const int64_t sbuf = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value());
+  const int64_t avail = sbuf - sbuf / 16 - block_bytes;
+  auto kv_bytes = [&](int64_t keys) { return (keys + (keys + 127) / 128 * n.d) * dsz; };
+  // A decode step (one query tile per head) reuses no K/V across tiles: its keys stream in
+  // chunks sized so that a group of heads is double-buffered, the next chunks loading while
+  // this one computes. Otherwise a head's K/V stay resident when they fit.
+  const int64_t q_tiles_per_head = (n.sq + kQTile - 1) / kQTile;
+  const int64_t heads_here = std::max<int64_t>(1, (spec.head_end < 0 ? n.heads : spec.head_end) - spec.head_begin);
+  const int64_t stream_heads = q_tiles_per_head == 1 ? std::min<int64_t>({heads_here, kGroup, g}) : 1;
+  int64_t chunk = n.sk;
+  if (kv_bytes(n.sk) * (q_tiles_per_head == 1 ? 2 * stream_heads : 1) > avail) {  // double-buffered chunks of whole key blocks
+    chunk = avail / (2 * stream_heads) / (dsz * (128 + n.d)) * 128 / kKvBlock * kKvBlock;
+    if (chunk < kKvBlock && stream_heads > 1) chunk = avail / 2 / (dsz * (128 + n.d)) * 128 / kKvBlock * kKvBlock;
+    if (chunk < kKvBlock)
+      throw ShapeError(fmt::format("attention: SBUF of {} KiB per partition has no room for a {}-key block of K^T "
+                                   "and V beside the {} KiB of working tiles", sbuf / 1024, kKvBlock, block_bytes / 1024));
+  }
+  const auto chunks = split(n.sk, chunk);
+  const int64_t nkt = (chunk + 127) / 128;
+  // Ring depth: as many heads' K/V as fit, up to two groups' worth (one computing, the next
+  // one loading).
+  const int kv_depth = static_cast<int>(std::clamp<int64_t>(avail / kv_bytes(chunk), 1, 2 * kGroup));
+  TileRing kt_ring(kb, Space::SBUF, {128, chunk}, dt, kv_depth, "attention.kT");
   TileRing v_ring(kb, Space::SBUF, {128, nkt * n.d}, dt, kv_depth, "attention.v");
-  TileRing ld_ring(kb, Space::SBUF, {128, n.d}, dt, 4, "attention.load");
+  // Heads whose query tiles share a group (a decode step's sequences: one tile each); each
+  // keeps four K tile loads in flight, so a group's heads stream their caches side by side.
+  const int64_t group_heads = std::clamp<int64_t>(g / q_tiles_per_head, 1, std::max(1, kv_depth / 2));
+  TileRing ld_ring(kb, Space::SBUF, {128, n.d}, dt, static_cast<int>(4 * group_heads), "attention.load");
   TileRing qt_ring(kb, Space::SBUF, {128, kQTile}, dt, 2 * g, "attention.qT");
   TileRing tps_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, 1, "attention.transpose");
   TileRing s_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, g, "attention.scores");
@@ -185,74 +209,78 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
   }
 
   int evac = 0;  // alternates PSUM evacuations between VectorE and ScalarE
-  for (int64_t h = h0; h < h1; ++h) {
-    // K^T and V of this head.
+  // K^T and V of head h, keys `keys` (a chunk), into the next ring slots.
+  auto load_kv = [&](int64_t h, Span keys) {
     const Tile& kT = kt_ring.next();
     const Tile& vv = v_ring.next();
-    for (const Span& blk : split(n.sk, kKvBlock)) {
+    for (const Span& blk : split(keys.size, kKvBlock)) {
+      const Range abs_blk{keys.begin + blk.begin, keys.begin + blk.end()};
+      for (const Span& t : split(blk.size, 128))  // V: one DMA per 128-key tile
+        kb.load(vv.slice({{0, t.size}, {(blk.begin + t.begin) / 128 * n.d, (blk.begin + t.begin) / 128 * n.d + n.d}}),
+                spec.v.rows(h, {abs_blk.begin + t.begin, abs_blk.begin + t.end()}, {0, n.d}));
+      if (spec.k_transposed) {  // K^T straight from the cache: head_dim rows of the block's keys
+        kb.load(kT.slice({{0, n.d}, blk.range()}), spec.k.rows(h, {0, n.d}, abs_blk));
+        continue;
+      }
       View tps = corner(tps_ring.next(), n.d, blk.size);
       for (const Span& t : split(blk.size, 128)) {
-        const Span keys{blk.begin + t.begin, t.size};
+        const Range abs{abs_blk.begin + t.begin, abs_blk.begin + t.end()};
         View kt = corner(ld_ring.next(), t.size, n.d);
-        kb.load(kt, spec.k.rows(h, keys.range(), {0, n.d}));
+        kb.load(kt, spec.k.rows(h, abs, {0, n.d}));
         kb.transpose(tps.slice({{0, n.d}, t.range()}), kt);
-        kb.load(vv.slice({{0, t.size}, {keys.begin / 128 * n.d, keys.begin / 128 * n.d + n.d}}),
-                spec.v.rows(h, keys.range(), {0, n.d}));
       }
       kb.copy(kT.slice({{0, n.d}, blk.range()}), tps,
               Opts{.engine = (evac++ % 2) ? Engine::Scalar : Engine::Vector, .queue = -1, .name = ""});
     }
-
-    // Query tiles go in groups whose block steps interleave: each tile's steps form a serial
-    // chain (the running max), so interleaving independent chains keeps all engines busy.
-    const auto q_tiles = split(n.sq, kQTile);
-    const bool one_block = n.sk <= kKvBlock;
-    for (size_t g0 = 0; g0 < q_tiles.size(); g0 += group_size) {
-      std::vector<QueryTile> group;
-      for (size_t i = g0; i < std::min(q_tiles.size(), g0 + group_size); ++i) {
-        QueryTile t;
-        t.rows = q_tiles[i];
-        const int64_t p = t.rows.size;
-        View ql = corner(ld_ring.next(), p, n.d);
-        kb.load(ql, spec.q.rows(h, t.rows.range(), {0, n.d}));
-        View qps = corner(tps_ring.next(), n.d, p);
-        kb.transpose(qps, ql);
-        t.qT = corner(qt_ring.next(), n.d, p);
-        kb.copy(t.qT, qps);
-        t.stats = st_ring.next();
-        t.acc = corner(acc_ring.next(), p, n.d);
-        if (!one_block) {
-          kb.memset(t.stat(kMax0), -std::numeric_limits<float>::infinity());
-          kb.memset(t.stat(kSum0), 0.0f);
-          kb.memset(t.acc, 0.0f);
-        }
-        group.push_back(t);
-      }
-      // Software-pipelined over the group: every tile's scores and softmax first (phase A),
-      // then every tile's P^T and P V (phase B). Each engine runs its stream in order, so this
-      // order lets TensorE compute tile i+1's scores while ScalarE exponentiates tile i.
-      for (const Span& blk : split(n.sk, kKvBlock)) {
-        auto active = [&](const QueryTile& t) { return !(causal && blk.begin > t.rows.end() - 1); };
+    return std::pair<const Tile*, const Tile*>{&kT, &vv};
+  };
+  const bool one_block = n.sk <= kKvBlock;
+  auto start_tile = [&](int64_t h, Span rows) {
+    QueryTile t;
+    t.head = h;
+    t.rows = rows;
+    const int64_t p = t.rows.size;
+    View ql = corner(ld_ring.next(), p, n.d);
+    kb.load(ql, spec.q.rows(h, t.rows.range(), {0, n.d}));
+    View qps = corner(tps_ring.next(), n.d, p);
+    kb.transpose(qps, ql);
+    t.qT = corner(qt_ring.next(), n.d, p);
+    kb.copy(t.qT, qps);
+    t.stats = st_ring.next();
+    t.acc = corner(acc_ring.next(), p, n.d);
+    if (!one_block) {
+      kb.memset(t.stat(kMax0), -std::numeric_limits<float>::infinity());
+      kb.memset(t.stat(kSum0), 0.0f);
+      kb.memset(t.acc, 0.0f);
+    }
+    return t;
+  };
+  // The block steps of a group against keys `keys` (chunk-relative block offsets: each tile's
+  // K^T and V hold that chunk).
+  auto run_blocks = [&](std::vector<QueryTile>& group, Span keys) {
+      for (const Span& blk : split(keys.size, kKvBlock)) {
+        const Range kr{keys.begin + blk.begin, keys.begin + blk.end()};  // absolute keys
+        auto active = [&](const QueryTile& t) { return !(causal && kr.begin > t.rows.end() - 1); };
         for (QueryTile& t : group) {  // phase A
           if (!active(t)) continue;  // every key of the block is after every query of the tile
           const int64_t p = t.rows.size;
           View s = corner(s_ring.next(), p, blk.size);
-          kb.matmul(s, t.qT, kT.slice({{0, n.d}, blk.range()}));
+          kb.matmul(s, t.qT, t.kT->slice({{0, n.d}, blk.range()}));
           View scores = s;
-          const bool diagonal = causal && blk.end() > t.rows.begin;
+          const bool diagonal = causal && kr.end > t.rows.begin;
           if (masked) {
             // scale * S + mask (+ the causal mask on the diagonal block), in SBUF.
             View mk = corner(mk_ring->next(), p, blk.size);
-            kb.load(mk, spec.mask->rows(h, t.rows.range(), blk.range()));
+            kb.load(mk, spec.mask->rows(t.head, t.rows.range(), kr));
             View sm = corner(sm_ring.next(), p, blk.size);
             kb.tensor_scalar(sm, s, AluOp::Mul, scale);
             kb.tensor_tensor(sm, sm, mk, AluOp::Add);
             if (diagonal)
-              kb.tensor_tensor(sm, sm, corner(masks[(t.rows.begin - blk.begin) / kQTile], p, blk.size), AluOp::Add);
+              kb.tensor_tensor(sm, sm, corner(masks[(t.rows.begin - kr.begin) / kQTile], p, blk.size), AluOp::Add);
             scores = sm;
           } else if (diagonal) {
             View sm = corner(sm_ring.next(), p, blk.size);
-            kb.tensor_tensor(sm, s, corner(masks[(t.rows.begin - blk.begin) / kQTile], p, blk.size), AluOp::Add);
+            kb.tensor_tensor(sm, s, corner(masks[(t.rows.begin - kr.begin) / kQTile], p, blk.size), AluOp::Add);
             scores = sm;
           }
           const int nxt = 1 - t.cur;
@@ -303,7 +331,7 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
           for (size_t j = 0; j < sub.size(); ++j) {
             const int64_t tile = (blk.begin + sub[j].begin) / 128;
             kb.matmul(pv, t.pT.slice({{0, sub[j].size}, {int64_t(j) * p, int64_t(j + 1) * p}}),
-                      vv.slice({{0, sub[j].size}, {tile * n.d, (tile + 1) * n.d}}), j == 0, j + 1 == sub.size());
+                      t.vv->slice({{0, sub[j].size}, {tile * n.d, (tile + 1) * n.d}}), j == 0, j + 1 == sub.size());
           }
           if (one_block) {
             t.acc = pv;  // normalised straight from PSUM below
@@ -313,12 +341,82 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
           kb.tensor_tensor(t.acc, t.acc, pv, AluOp::Add);
         }
       }
+  };
+  auto finish = [&](std::vector<QueryTile>& group) {
       for (QueryTile& t : group) {
         kb.tensor_scalar(t.stat(kRecip), t.stat(one_block ? kRowSum : kSum0 + t.cur), AluOp::Div, 1.0f, AluOp::Bypass, 0.0f, true);
         View o = corner(o_ring.next(), t.rows.size, n.d);
         kb.tensor_scalar(o, t.acc, AluOp::Mul, t.stat(kRecip));
-        kb.store(spec.out.rows(h, t.rows.range(), {0, n.d}), o);
+        kb.store(spec.out.rows(t.head, t.rows.range(), {0, n.d}), o);
       }
+  };
+
+  // Query tiles of consecutive heads go in groups whose block steps interleave (each tile's
+  // steps are a serial chain, the running max): a decode step's heads (one tile each) then run
+  // side by side, their K/V loads in flight together. A group holds the tiles of at most
+  // kv_depth / 2 heads (the next K/V load into the other half), or of one head.
+  const auto q_tiles = split(n.sq, kQTile);
+  std::vector<std::vector<std::pair<int64_t, Span>>> plan(1);
+  int64_t heads_in_group = 0;
+  for (int64_t h = h0; h < h1; ++h)
+    for (const Span& rows : q_tiles) {
+      const bool new_head = plan.back().empty() || plan.back().back().first != h;
+      if (plan.back().size() == group_size || (new_head && heads_in_group == group_heads)) {
+        plan.emplace_back();
+        heads_in_group = 0;
+      }
+      if (plan.back().empty() || plan.back().back().first != h) ++heads_in_group;
+      plan.back().push_back({h, rows});
+    }
+  const bool pipelined = kv_depth >= 2 * group_heads && kv_depth >= 2;
+  if (chunks.size() == 1) {
+    // Software-pipelined: the next group's K/V loads and query tiles are issued before this
+    // group's block steps (needs the ring slots of two groups).
+    std::pair<const Tile*, const Tile*> kv{nullptr, nullptr};
+    auto build = [&](const std::vector<std::pair<int64_t, Span>>& spec_tiles) {
+      std::vector<QueryTile> group;
+      for (const auto& [h, rows] : spec_tiles) {
+        if (rows.begin == 0) kv = load_kv(h, chunks[0]);
+        QueryTile t = start_tile(h, rows);
+        std::tie(t.kT, t.vv) = kv;
+        group.push_back(t);
+      }
+      return group;
+    };
+    std::vector<QueryTile> next = build(plan[0]);
+    for (size_t i = 0; i < plan.size(); ++i) {
+      std::vector<QueryTile> group = std::move(next);
+      if (pipelined && i + 1 < plan.size()) next = build(plan[i + 1]);
+      run_blocks(group, chunks[0]);
+      finish(group);
+      if (!pipelined && i + 1 < plan.size()) next = build(plan[i + 1]);
+    }
+  } else {
+    // Keys in chunks: each group streams them; with a transposed K cache (pure DMA loads) the
+    // next chunk of the group's heads loads while this one computes.
+    using ChunkKv = std::vector<std::pair<int64_t, std::pair<const Tile*, const Tile*>>>;
+    for (const auto& spec_tiles : plan) {
+      std::vector<QueryTile> group;
+      for (const auto& [h, rows] : spec_tiles) group.push_back(start_tile(h, rows));
+      auto load_chunk = [&](const Span& c) {
+        ChunkKv kv;
+        for (const QueryTile& t : group)
+          if (kv.empty() || kv.back().first != t.head) kv.push_back({t.head, load_kv(t.head, c)});
+        return kv;
+      };
+      size_t last = chunks.size();  // causal: chunks wholly after every query are skipped
+      while (causal && last > 1 && chunks[last - 1].begin > group.back().rows.end() - 1) --last;
+      const bool prefetch = pipelined && spec.k_transposed;
+      ChunkKv cur = load_chunk(chunks[0]), nxt;
+      for (size_t ci = 0; ci < last; ++ci) {
+        if (prefetch && ci + 1 < last) nxt = load_chunk(chunks[ci + 1]);
+        for (QueryTile& t : group)
+          for (const auto& [h, p] : cur)
+            if (h == t.head) std::tie(t.kT, t.vv) = p;
+        run_blocks(group, chunks[ci]);
+        if (ci + 1 < last) cur = prefetch ? nxt : load_chunk(chunks[ci + 1]);
+      }
+      finish(group);
     }
   }
   for (const Tile& m : masks) kb.free(m);

@@ -55,6 +55,9 @@ struct AttentionSpec {
   std::optional<AttentionOperand> mask;
   int64_t heads = 1, seq_q = 0, seq_k = 0, head_dim = 0;
   bool causal = false;  // key j visible to query i iff j <= i (needs seq_q == seq_k)
+  // k is K^T, [heads, head_dim, seq_k] (a KV cache that keeps K transposed, as Neuron's
+  // token-generation kernels do): K^T blocks load straight into SBUF, no TensorE transposes.
+  bool k_transposed = false;
   float scale = 0.0f;   // <= 0: 1/sqrt(head_dim)
   DType dtype = DType::BF16;
   int64_t head_begin = 0, head_end = -1;  // -1: all heads

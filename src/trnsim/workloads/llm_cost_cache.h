@@ -10,7 +10,7 @@
 
 namespace trnsim::workloads {
 
-inline constexpr int kCostModelVersion = 2;
+inline constexpr int kCostModelVersion = 3;  // 3: attention reads K transposed
 
 class CostCache {
  public:

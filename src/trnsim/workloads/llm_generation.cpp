@@ -59,17 +59,46 @@ void check_memory(const TrainiumStepCost& cost, const GenerationResult& g) {
 
 }  // namespace
 
+int64_t decode_keys(KvBuckets b, int64_t context, int64_t seq_len) {
+  return bucket_keys(b, context + 1, seq_len);  // the cache and the new token
+}
+
+int64_t bucket_keys(KvBuckets b, int64_t keys, int64_t seq_len) {
+  if (b == KvBuckets::Exact) return keys;
+  if (b == KvBuckets::Compiled) return std::max(keys, seq_len);
+  int64_t bucket = 128;
+  while (bucket < keys) bucket *= 2;
+  return std::max(keys, std::min(bucket, seq_len));
+}
+
+KvBuckets parse_kv_buckets(const std::string& name) {
+  if (name == "compiled") return KvBuckets::Compiled;
+  if (name == "pow2") return KvBuckets::Pow2;
+  if (name == "exact") return KvBuckets::Exact;
+  throw ConfigError(fmt::format("--kv-buckets '{}': expected compiled, pow2 or exact", name));
+}
+
+const char* kv_buckets_name(KvBuckets b) {
+  return b == KvBuckets::Compiled ? "compiled" : b == KvBuckets::Pow2 ? "pow2" : "exact";
+}
+
 GenerationResult simulate_generation(const TrainiumStepCost& cost, const GenerationRequest& r) {
   if (r.batch < 1 || r.input < 1 || r.output < 1)
     throw ConfigError(fmt::format("--batch, --input and --output must be >= 1 (got {}, {}, {})", r.batch, r.input, r.output));
+  const int64_t seq_len = r.seq_len > 0 ? r.seq_len : r.input + r.output;
+  if (seq_len < r.input + r.output)
+    throw ConfigError(fmt::format("--seq-len {} is shorter than --input + --output ({})", seq_len, r.input + r.output));
   GenerationResult g;
   const int pp = cost.layout().pp;
   g.micro_batches = pp == 1 ? 1 : r.micro_batches > 0 ? std::min(r.micro_batches, r.batch) : std::min<int64_t>(r.batch, pp);
   const int64_t micro = (r.batch + g.micro_batches - 1) / g.micro_batches;  // sequences per micro-batch
   StepBatch prefill;
-  prefill.prefills.assign(static_cast<size_t>(r.batch), PrefillChunk{r.input, 0});
+  // The prefill attends over its bucket too: its prompt causally, the rest of the bucket (masked
+  // cache positions) as cached context.
+  const PrefillChunk chunk{r.input, bucket_keys(r.kv_buckets, r.input, seq_len) - r.input};
+  prefill.prefills.assign(static_cast<size_t>(r.batch), chunk);
   g.weight_bytes_per_core = cost.weight_bytes_per_core().value();
-  g.kv_bytes_per_core = cost.kv_bytes_per_token_per_core().value() * static_cast<double>(r.batch * (r.input + r.output));
+  g.kv_bytes_per_core = cost.kv_bytes_per_token_per_core().value() * static_cast<double>(r.batch * seq_len);
   g.activation_bytes_per_core = cost.activation_bytes_per_core(prefill).value();
   g.hbm_bytes_per_core = cost.hbm_bytes_per_core().value();
   check_memory(cost, g);
@@ -77,7 +106,7 @@ GenerationResult simulate_generation(const TrainiumStepCost& cost, const Generat
   const double wall0 = cost.node_costs().simulation_wall_s();
 
   StepBatch micro_prefill;
-  micro_prefill.prefills.assign(static_cast<size_t>(micro), PrefillChunk{r.input, 0});
+  micro_prefill.prefills.assign(static_cast<size_t>(micro), chunk);
   g.prefill = pipelined(cost, micro_prefill, g.micro_batches);
   g.energy = g.prefill.energy_by_unit;
   g.peak_power_w = power_w(g.prefill);
@@ -90,7 +119,9 @@ GenerationResult simulate_generation(const TrainiumStepCost& cost, const Generat
     UnitEnergy energy_sum;
     for (int64_t i = 0; i < samples; ++i) {
       const int64_t step = samples == steps ? i : (samples == 1 ? 0 : i * (steps - 1) / (samples - 1));
-      const StepCost c = pipelined(cost, decode_batch(micro, r.input + step), g.micro_batches);
+      // The cost model adds the new token to the context: pass the bucket's keys minus one.
+      const int64_t context = decode_keys(r.kv_buckets, r.input + step, seq_len) - 1;
+      const StepCost c = pipelined(cost, decode_batch(micro, context), g.micro_batches);
       sum[0] += c.time.value(), sum[1] += c.matmul.value(), sum[2] += c.attention.value();
       sum[3] += c.collective.value(), sum[4] += c.other.value();
       energy_sum += c.energy_by_unit;
@@ -106,7 +137,7 @@ GenerationResult simulate_generation(const TrainiumStepCost& cost, const Generat
     g.decode_mean.energy = Joules(g.decode_mean.energy_by_unit.total());
     g.energy += g.decode_mean.energy_by_unit * static_cast<double>(steps);
     g.decode_steps_evaluated = static_cast<int>(samples);
-    g.decode_nodes = cost.nodes(decode_batch(micro, r.input));
+    g.decode_nodes = cost.nodes(decode_batch(micro, decode_keys(r.kv_buckets, r.input, seq_len) - 1));
   }
   g.tpot_s = to_seconds(g.decode_mean.time);
   g.e2e_s = g.ttft_s + static_cast<double>(steps) * g.tpot_s;
@@ -146,6 +177,8 @@ nlohmann::json generation_json(const TrainiumStepCost& cost, const Deployment& d
               {"output_tokens", r.output},
               {"chips", l.chips},
               {"micro_batches", g.micro_batches},
+              {"kv_buckets", kv_buckets_name(r.kv_buckets)},
+              {"seq_len", r.seq_len > 0 ? r.seq_len : r.input + r.output},
               {"sequence_parallel", d.sequence_parallel},
               {"clock_scale", d.clock_scale},
               {"ttft_s", g.ttft_s},

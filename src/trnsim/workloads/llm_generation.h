@@ -13,10 +13,26 @@
 
 namespace trnsim::workloads {
 
+enum class KvBuckets : uint8_t { Compiled, Pow2, Exact };
+
 struct GenerationRequest {
   int64_t batch = 1, input = 128, output = 128;
   int64_t micro_batches = 0;  // pp > 1: micro-batches in flight (0: min(batch, pp))
+  // What attention reads. transformers-neuronx and NxD Inference compile the model for fixed
+  // lengths: the prefill and each decode step attend over their whole bucket of the KV cache
+  // (masked positions are read and computed like real ones). Compiled: one bucket of seq_len
+  // tokens; Pow2: buckets of 128, 256, ... up to seq_len; Exact: the sequence's own tokens (a
+  // ragged or paged kernel). seq_len 0: input + output.
+  KvBuckets kv_buckets = KvBuckets::Compiled;
+  int64_t seq_len = 0;
 };
+
+// Keys a decode step attends over for a sequence with `context` tokens cached before it.
+int64_t decode_keys(KvBuckets b, int64_t context, int64_t seq_len);
+// The bucket (keys attended) of a step that holds `keys` tokens of the sequence.
+int64_t bucket_keys(KvBuckets b, int64_t keys, int64_t seq_len);
+KvBuckets parse_kv_buckets(const std::string& name);  // compiled | pow2 | exact; else ConfigError
+const char* kv_buckets_name(KvBuckets b);
 
 struct GenerationResult {
   double ttft_s = 0, tpot_s = 0, e2e_s = 0, output_tokens_per_s = 0;

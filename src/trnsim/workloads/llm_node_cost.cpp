@@ -1,3 +1,4 @@
+#include "trnsim/common/progress.h"
 #include "trnsim/workloads/llm_node_cost.h"
 
 #include <fmt/format.h>
@@ -42,6 +43,10 @@ int64_t tile_padded(int64_t m) { return m > 128 ? (m + 127) / 128 * 128 : m; }
 // in the number of 128-row tiles there); attention contexts are measured at any length.
 constexpr int64_t kMaxMeasuredTokens = 4096;
 constexpr int64_t kFineAttention = 8192;
+// Attention is measured up to this many keys (the kernel streams key chunks past one head's
+// SBUF, so this is already its chunked regime); longer sequences follow the measured curve
+// (causal: a t + b t^2; cached keys: linear) through the two grid points below it.
+constexpr int64_t kMaxMeasuredKeys = 65536;
 
 void add_input(Graph& g, const std::string& name, compiler::Shape shape) {
   compiler::TensorInfo t;
@@ -135,6 +140,7 @@ NodeCost NodeCosts::cached(const std::string& key, F&& measure) {
   const NodeCost c = measure();
   sim_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++simulations_;
+  progress::report("time kernel shapes (cold cost cache)", simulations_, -1);
   std::vector<double> values{c.s};
   for (size_t i = 1; i < kCachedValues; ++i) values.push_back(c.e.j[i - 1]);
   cache_->put_values(key, values);
@@ -185,7 +191,11 @@ NodeCost NodeCosts::measure_attention(int64_t heads, int64_t rows, int64_t keys,
     const auto dt = numerics::DType::BF16;
     kernels::AttentionSpec s;
     s.q = kernels::AttentionOperand::dense(kb.hbm_input("q", {heads, rows, head_dim}, dt));
-    s.k = kernels::AttentionOperand::dense(kb.hbm_input("k", {heads, keys, head_dim}, dt));
+    // K in the layout NKI's attention kernels take, [head_dim, keys] per head: the KV cache
+    // keeps K transposed for token generation, and the prefill's K projection writes K^T (its
+    // matmul with the operands swapped), so no kernel transposes K on TensorE.
+    s.k_transposed = true;
+    s.k = kernels::AttentionOperand::dense(kb.hbm_input("k", {heads, head_dim, keys}, dt));
     s.v = kernels::AttentionOperand::dense(kb.hbm_input("v", {heads, keys, head_dim}, dt));
     s.out = kernels::AttentionOperand::dense(kb.hbm_output("out", {heads, rows, head_dim}, dt));
     s.heads = heads;
@@ -225,6 +235,7 @@ NodeCost NodeCosts::prefill_attention(int64_t heads, int64_t seq, int64_t head_d
   // kFineAttention it is measured at multiples of 64 and interpolated linearly between them.
   int64_t lo = seq <= 128 ? grid_below(seq) : seq / 64 * 64, hi = seq <= 128 ? grid_above(seq) : (seq + 63) / 64 * 64;
   if (seq > kFineAttention) lo = grid_below(seq), hi = grid_above(seq);
+  if (hi > kMaxMeasuredKeys) hi = grid_below(kMaxMeasuredKeys), lo = grid_below(hi - 1);
   const NodeCost flo = measure_attention(heads, lo, lo, head_dim, true);
   if (hi == lo) return flo;
   const NodeCost fhi = measure_attention(heads, hi, hi, head_dim, true);
@@ -248,7 +259,8 @@ NodeCost NodeCosts::prefill_attention(int64_t heads, int64_t seq, int64_t head_d
 NodeCost NodeCosts::cross_attention(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim) {
   keys = std::max<int64_t>(1, keys);
   if (!opt_.interpolate) return measure_attention(heads, rows, keys, head_dim, false);
-  const int64_t lo = grid_below(keys), hi = grid_above(keys);
+  int64_t lo = grid_below(keys), hi = grid_above(keys);
+  if (hi > kMaxMeasuredKeys) hi = grid_below(kMaxMeasuredKeys), lo = grid_below(hi - 1);  // linear beyond
   // Query rows: exact for the decode shapes (rows = the group of query heads, <= 16); a
   // prefill chunk's rows interpolate on the same grid.
   auto at_rows = [&](int64_t r) {
@@ -275,7 +287,9 @@ NodeCost NodeCosts::norms(int64_t m, int64_t h) {
 }
 
 NodeCost NodeCosts::decode_attention(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim) {
-  if (!opt_.interpolate) return cross_attention(heads, rows, keys, head_dim);
+  // Up to 8 heads measured exactly: the kernel interleaves up to four heads' chains, so small
+  // head counts are not linear in the heads.
+  if (!opt_.interpolate || heads <= 8) return cross_attention(heads, rows, keys, head_dim);
   const int64_t lo = grid_below(heads), hi = grid_above(heads);
   return interp(heads, lo, hi, cross_attention(lo, rows, keys, head_dim),
                 hi == lo ? NodeCost{} : cross_attention(hi, rows, keys, head_dim));

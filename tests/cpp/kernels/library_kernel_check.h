@@ -25,12 +25,13 @@ struct CheckedRun {
   double max_abs_error = 0;
 };
 
-inline CheckedRun run_checked(const std::string& kernel, const std::string& chip_name,
-                              const std::map<std::string, std::string>& params, const std::string& dtype,
-                              Tensors given = {}, uint64_t seed = 1) {
+// The same on a given chip spec (e.g. a preset with a smaller SBUF).
+inline CheckedRun run_checked_on(const std::string& kernel, const hw::ChipSpec& chip,
+                                 const std::map<std::string, std::string>& params, const std::string& dtype,
+                                 Tensors given = {}, uint64_t seed = 1) {
+  const std::string& chip_name = chip.name;
   const KernelDef& k = find_kernel(kernel);
   const KernelArgs a = resolve_args(k, params, dtype);
-  const hw::ChipSpec chip = hw::load_chip(chip_name);
   const isa::Program p = k.build(chip, a);
   CheckedRun r;
   for (size_t i = 0; i < p.tensors.size(); ++i) {
@@ -67,6 +68,12 @@ inline CheckedRun run_checked(const std::string& kernel, const std::string& chip
   }
   EXPECT_EQ(r.violations, 0u) << kernel << " on " << chip_name << " " << dtype;
   return r;
+}
+
+inline CheckedRun run_checked(const std::string& kernel, const std::string& chip_name,
+                              const std::map<std::string, std::string>& params, const std::string& dtype,
+                              Tensors given = {}, uint64_t seed = 1) {
+  return run_checked_on(kernel, hw::load_chip(chip_name), params, dtype, std::move(given), seed);
 }
 
 }  // namespace trnsim::kernels::testing
