@@ -70,7 +70,7 @@ def render_sweep(results: list[Result]) -> list[Section]:
         lat = _pick(cols, "p99", suffix="_s") or _pick(cols, "e2e_s", "tpot_s", "ttft_s", "step_time_s") or \
             ("time_s" if "time_s" in cols else None)
         cost = _pick(cols, "usd_per_million", "usd")
-        energy = _pick(cols, "j_per_token", "j_per", "energy_j")
+        energy = _pick(cols, "energy_per_output_token_j", "j_per_token", "j_per", "energy_j")
         thr = _pick(cols, "output_tokens_per_s", "tokens_per_s", "per_s", "busbw_gbps", "tflops")
         drawn = False
         for title, x, y, maxy in (("Pareto front: cost vs p99 latency", lat, cost, False),

@@ -43,7 +43,7 @@ SystemCostFacts load_cost_facts(const std::string& system) {
 WorkloadFacts workload_from_json(const nlohmann::json& j, const std::string& source) {
   WorkloadFacts w;
   bool found = false;
-  for (const char* k : {"output_tokens_per_s", "throughput_tokens_per_s", "tokens_per_s"})
+  for (const char* k : {"output_tokens_per_s", "output_token_throughput_tps", "throughput_tokens_per_s", "tokens_per_s"})
     if (j.contains(k) && j[k].is_number()) {
       w.per_s = j[k].get<double>();
       found = true;
@@ -55,7 +55,7 @@ WorkloadFacts workload_from_json(const nlohmann::json& j, const std::string& sou
     found = true;
   }
   if (!found || !(w.per_s > 0))
-    throw ConfigError(fmt::format("{}: expected a positive output_tokens_per_s, throughput_tokens_per_s, tokens_per_s or "
+    throw ConfigError(fmt::format("{}: expected a positive output_tokens_per_s, output_token_throughput_tps, throughput_tokens_per_s, tokens_per_s or "
                                   "throughput_per_s (a result of trnsim llm, serve, train or run --json)", source));
   for (const char* k : {"chips", "replica_chips", "tp"})
     if (j.contains(k) && j[k].is_number_integer()) {
@@ -153,6 +153,28 @@ TcoResult tco(const SystemCostFacts& s, const WorkloadFacts& w, const TcoOptions
                                  {"network_per_instance_usd", s.tco.network_per_instance.value()},
                                  {"maintenance_per_year", s.tco.maintenance_per_year}};
 
+  // A job of N tokens on the replica's own instances, busy all along: hours, USD, energy.
+  const double instances = static_cast<double>(w.chips) / s.chips_per_instance;  // a partial one's other chips work elsewhere
+  const double job_h = o.job_tokens > 0 ? o.job_tokens / w.per_s / 3600 : 0;
+  const double job_chip_j = busy_chip_w * w.chips * job_h * 3600;
+  const double job_server_j = job_chip_j + s.host_w * instances * job_h * 3600;
+  if (o.job_tokens > 0) {
+    nlohmann::json b = {{"tokens", o.job_tokens}, {"time_s", job_h * 3600}, {"instances", instances},
+                        {"instance_hours", instances * job_h}, {"chip_energy_j", job_chip_j},
+                        {"server_energy_j", job_server_j}, {"facility_energy_j", job_server_j * o.pue},
+                        {"facility_energy_mwh", job_server_j * o.pue / 3.6e9}};
+    b["cloud_usd"] = price ? nlohmann::json(*price * instances * job_h) : nlohmann::json(nullptr);
+    if (s.tco.modelled) {
+      const auto& ow = j["owned"];
+      const double busy_energy_usd_h = busy_server_w * o.pue / 1000 * o.kwh_usd;  // per instance, busy
+      b["owned_usd"] = (ow["amortisation_usd_per_hour"].get<double>() + ow["maintenance_usd_per_hour"].get<double>() +
+                        busy_energy_usd_h) * instances * job_h;
+    }
+    b["formula"] = "time = tokens / tokens_per_s; cloud = price x instances x hours; energy = (chip power x chips + host x "
+                   "instances) x time x pue; owned = (amortisation + maintenance + busy energy) per instance-hour x instance-hours";
+    j["job"] = b;
+  }
+
   TcoResult r;
   r.json = j;
   std::string& t = r.table;
@@ -174,6 +196,15 @@ TcoResult tco(const SystemCostFacts& s, const WorkloadFacts& w, const TcoOptions
                    busy_server_w * o.pue / per_s_instance, w.unit == "tokens" ? "token" : "inference",
                    per_s_instance / (busy_chip_w * s.chips_per_instance) * 1e6, w.unit, per_s_instance / busy_server_w * 1e6,
                    per_s_instance / (busy_server_w * o.pue) * 1e6);
+  if (o.job_tokens > 0) {
+    const auto& b = j["job"];
+    t += fmt::format("  job of {:.4g} tokens: {:.4g} h on {:g} instance(s) = {:.4g} instance-hours; cloud {}; owned {}; "
+                     "energy {:.4g} MWh at the facility ({:.4g} MWh chips)\n",
+                     o.job_tokens, job_h, instances, instances * job_h,
+                     b["cloud_usd"].is_null() ? std::string("no price") : fmt::format("{:.4g} USD", b["cloud_usd"].get<double>()),
+                     b.contains("owned_usd") ? fmt::format("{:.4g} USD", b["owned_usd"].get<double>()) : std::string("n/a"),
+                     b["facility_energy_mwh"].get<double>(), job_chip_j / 3.6e9);
+  }
   return r;
 }
 

@@ -38,7 +38,8 @@ struct WorkloadFacts {
   double busy_power_w = 0;        // of the replica's chips while serving (0: chip TDP x chips)
 };
 // From a result JSON of kind llm/serve/train/run/compare-row: throughput from
-// output_tokens_per_s | throughput_tokens_per_s | tokens_per_s | throughput_per_s, chips from
+// output_tokens_per_s | output_token_throughput_tps (serve: the fleet) | throughput_tokens_per_s |
+// tokens_per_s | throughput_per_s, chips from
 // chips | tp (1 if absent), power from average_power_w. ConfigError naming the missing field.
 WorkloadFacts workload_from_json(const nlohmann::json& result, const std::string& source);
 
@@ -51,6 +52,9 @@ struct TcoOptions {
   double egress_usd_per_gb = 0;     // network egress price
   double egress_gb_per_million = 0; // GB leaving per million tokens/inferences
   double storage_usd_per_month = 0; // per instance (model weights, logs)
+  // Added by energy: > 0: the cost and energy of a job of this many tokens at the measured
+  // rate on the replica's instances (a training run to a token budget), kept busy throughout.
+  double job_tokens = 0;
 };
 
 struct TcoResult {

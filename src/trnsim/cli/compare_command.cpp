@@ -49,7 +49,7 @@ Register reg{{"compare",
                     ->delimiter(',')->required();
                 sub.add_option("--tp", a->tp, "tensor-parallel degree: N for all, or SYSTEM=N,... per system (default 1)");
                 for (const auto& o : workloads::serve_option_table()) {
-                  if (o.name == "system" || o.name == "tp" || o.name == "autoscale") continue;
+                  if (o.name == "system" || o.name == "tp" || o.name == "autoscale" || o.name == "pue") continue;  // compare has its own --pue
                   const std::string flag = "--" + o.name;
                   if (o.kind == workloads::OptionKind::Flag) sub.add_flag(flag, a->flags[o.name], o.help);
                   else if (o.kind == workloads::OptionKind::List) sub.add_option(flag, a->lists[o.name], o.help)->delimiter(',')->type_name("");

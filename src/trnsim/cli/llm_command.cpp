@@ -4,12 +4,14 @@
 #include <fmt/core.h>
 
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "trnsim/common/progress.h"
 #include "trnsim/cli/command.h"
 #include "trnsim/common/error.h"
 #include "trnsim/workloads/llm_generation.h"
+#include "trnsim/workloads/workload_power_cap.h"
 
 namespace trnsim::cli {
 namespace {
@@ -19,6 +21,7 @@ struct Args {
   workloads::Deployment d;
   workloads::GenerationRequest r;
   std::string kv_buckets = "compiled";
+  double power_cap = 0;
   bool json = false;
 };
 
@@ -33,7 +36,10 @@ void print_table(const workloads::TrainiumStepCost& cost, const Args& a, const w
   fmt::print("  TTFT                 {:10.2f} ms\n", g.ttft_s * 1e3);
   fmt::print("  TPOT                 {:10.2f} ms  (mean of {} decode steps)\n", g.tpot_s * 1e3, a.r.output - 1);
   fmt::print("  output tokens/s      {:10.1f}\n", g.output_tokens_per_s);
-  fmt::print("  end-to-end           {:10.2f} ms\n\n", g.e2e_s * 1e3);
+  fmt::print("  end-to-end           {:10.2f} ms\n", g.e2e_s * 1e3);
+  fmt::print("  energy               {:10.3f} J  ({:.3f} J per output token, {:.1f} W average, {:.1f} W peak, {} chip(s))\n\n",
+             g.energy.total(), g.energy.total() / static_cast<double>(a.r.batch * a.r.output), g.energy.total() / g.e2e_s,
+             g.peak_power_w, l.chips);
   fmt::print("  memory per core      {:10.2f} GiB of {:.2f}  (weights {:.2f}, KV cache {:.2f}, activations {:.2f})\n\n",
              (g.weight_bytes_per_core + g.kv_bytes_per_core + g.activation_bytes_per_core) / GiB,
              g.hbm_bytes_per_core / GiB, g.weight_bytes_per_core / GiB, g.kv_bytes_per_core / GiB,
@@ -54,6 +60,17 @@ int run(Args a) {
   const progress::Scope shown(progress::command_sink(a.json));
   a.r.kv_buckets = workloads::parse_kv_buckets(a.kv_buckets);
   const workloads::ModelDesc m = workloads::load_model(a.model);
+  std::optional<hw::Throttle> throttle;
+  if (a.power_cap > 0) {  // the same generation at each candidate clock
+    throttle = workloads::throttle_workload(a.d.system, a.d.clock_scale, a.power_cap, [&](double f) {
+      workloads::Deployment d = a.d;
+      d.clock_scale = f;
+      workloads::TrainiumStepCost c(m, d);
+      const auto g = workloads::simulate_generation(c, a.r);
+      return hw::PowerMeasure{g.e2e_s, g.energy.total() / c.chips()};
+    });
+    a.d.clock_scale = throttle->clock_scale;
+  }
   workloads::TrainiumStepCost cost(m, a.d);
   const auto g = workloads::simulate_generation(cost, a.r);
   if (!a.trace.empty()) {
@@ -61,8 +78,18 @@ int run(Args a) {
     f << workloads::generation_trace(g).dump() << "\n";
     if (!f) throw ConfigError(fmt::format("--trace {}: cannot write the file", a.trace));
   }
-  if (a.json) fmt::print("{}\n", workloads::generation_json(cost, a.d, a.r, g).dump(2));
-  else print_table(cost, a, g);
+  if (a.json) {
+    auto j = workloads::generation_json(cost, a.d, a.r, g);
+    if (throttle) j["power_cap"] = workloads::power_cap_json(*throttle, a.power_cap);
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    print_table(cost, a, g);
+    if (throttle)
+      fmt::print("  power cap {:g} W per chip: clock scale {:.4f} (voltage {:.4f}), {:.1f} W -> {:.1f} W, e2e {:.2f} ms -> {:.2f} ms{}\n",
+                 a.power_cap, throttle->clock_scale, throttle->voltage_scale, throttle->at_top.power_w(),
+                 throttle->at_scale.power_w(), throttle->at_top.time_s * 1e3, g.e2e_s * 1e3,
+                 throttle->met ? "" : " (CAP NOT MET at the lowest operating point)");
+  }
   return 0;
 }
 
@@ -83,6 +110,8 @@ Register reg{{"llm",
                 sub.add_option("--clock-scale", a->d.clock_scale,
                                "run the chips' engines at this fraction of the published clocks (DVFS; HBM keeps its rate)");
                 sub.add_option("--kv-dtype", a->d.kv_dtype, "KV-cache dtype: bf16 (default) or fp8");
+                sub.add_option("--power-cap", a->power_cap,
+                               "chip power cap, W: throttle the engine clocks until the generation's average chip power fits");
                 sub.add_option("--batch", a->r.batch, "sequences decoded together")->required();
                 sub.add_option("--input", a->r.input, "prompt tokens per sequence")->required();
                 sub.add_option("--output", a->r.output, "generated tokens per sequence")->required();

@@ -82,6 +82,8 @@ Register reg{{"tco",
                 app.add_option("--egress-gb-per-million", a->o.egress_gb_per_million, "GB of egress per million tokens/inferences")
                     ->capture_default_str();
                 app.add_option("--storage-usd-per-month", a->o.storage_usd_per_month, "storage per instance and month")->capture_default_str();
+                app.add_option("--tokens", a->o.job_tokens,
+                               "cost and energy of a job of this many tokens at the measured rate (a training token budget)");
                 app.add_flag("--json", a->json, "print the result as JSON (kind tco)");
                 auto* model = app.add_option("--model", a->model, "workload: an offline run of this model (configs/models preset or config.json)")
                                   ->excludes(res);

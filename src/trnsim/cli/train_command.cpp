@@ -107,6 +107,8 @@ Register reg{{"train",
                 opt<int>(sub, a, "--virtual-stages", "model chunks per pipeline rank (interleaved)");
                 opt<std::string>(sub, a, "--compute-cost", "kernel (the kernel library, default) | step-cost (the inference cost model)");
                 opt<int>(sub, a, "--lnc", "logical NeuronCore size (default: the chip's)");
+                opt<double>(sub, a, "--clock-scale", "engine clocks as a fraction of the published ones (DVFS; HBM keeps its rate)");
+                opt<double>(sub, a, "--power-cap", "chip power cap, W: throttle the engine clocks until the step's average chip power fits");
                 opt<double>(sub, a, "--tokens", "tokens to train: expected time and goodput");
                 opt<int64_t>(sub, a, "--steps", "steps to train (instead of --tokens)");
                 opt<double>(sub, a, "--mtbf-hours", "MTBF of one chip, hours (default 86,300: Llama 3 paper)");

@@ -83,9 +83,11 @@ class GpuStepCost : public IStepCost {
     c.collective = Nanoseconds(t.collective_s * 1e9);
     c.other = Nanoseconds((t.other_s + launches) * 1e9);
     const auto& en = s_.gpu.energy;
-    const double per_gpu = en.static_power.value() * total + t.flops * flop_j_ + t.hbm_bytes * en.hbm_per_byte.value() +
-                           t.nvlink_bytes * en.nvlink_per_byte.value();
-    c.energy = Joules(per_gpu * tp);
+    c.energy_by_unit[EnergyUnit::Static] = en.static_power.value() * total * tp;
+    c.energy_by_unit[EnergyUnit::SM] = t.flops * flop_j_ * tp;
+    c.energy_by_unit[EnergyUnit::HBM] = t.hbm_bytes * en.hbm_per_byte.value() * tp;
+    c.energy_by_unit[EnergyUnit::NVLink] = t.nvlink_bytes * en.nvlink_per_byte.value() * tp;
+    c.energy = Joules(c.energy_by_unit.total());
     return c;
   }
 
@@ -104,6 +106,10 @@ class GpuStepCost : public IStepCost {
   Bytes hbm_bytes_per_core() const override { return s_.gpu.hbm.capacity; }
   int cores() const override { return d_.tp; }
   int chips() const override { return d_.tp; }
+  Watts idle_power() const override { return Watts(s_.gpu.energy.static_power.value() * d_.tp); }
+  Watts host_power() const override {
+    return Watts(s_.energy.host_power_per_instance.value() * d_.tp / std::max(1, s_.gpus_per_instance));
+  }
 
  private:
   bool moe_layer(int64_t l) const { return m_.moe.experts > 0 && l >= m_.moe.first_dense_layers; }

@@ -11,6 +11,7 @@
 
 #include "trnsim/common/units.h"
 #include "trnsim/workloads/model_desc.h"
+#include "trnsim/workloads/unit_energy.h"
 
 namespace trnsim::workloads {
 
@@ -44,6 +45,9 @@ struct StepCost {
   Nanoseconds time{0};       // wall time of the iteration through all pipeline stages
   Nanoseconds matmul{0}, attention{0}, collective{0}, other{0};  // breakdown (sums to time)
   Joules energy{0};          // of the whole replica for the iteration
+  // Added by energy (additive): `energy` by unit (the work's dynamic energy from the timed
+  // nodes, the fabric's, static power over `time`); sums to `energy`.
+  UnitEnergy energy_by_unit;
 };
 
 class IStepCost {
@@ -55,6 +59,11 @@ class IStepCost {
   virtual Bytes hbm_bytes_per_core() const = 0;          // capacity of one (logical) core
   virtual int cores() const = 0;                          // (logical) cores of one replica
   virtual int chips() const = 0;                          // chips of one replica
+  // Added by energy (additive): the replica's chips' power with no iteration running (static
+  // power at the operating point), and its share of its instances' host power (CPUs, NICs,
+  // fans, PSU losses: host_power_per_instance x chips / chips per instance).
+  virtual Watts idle_power() const { return Watts(0); }
+  virtual Watts host_power() const { return Watts(0); }
 };
 
 // The analytical model for `deployment` (Trainium systems and GPU systems alike).

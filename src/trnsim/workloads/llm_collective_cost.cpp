@@ -17,7 +17,7 @@ CollectiveCosts::CollectiveCosts(const hw::SystemSpec& system, int lcores_per_ch
     : system_(system), lcores_per_chip_(lcores_per_chip) {
   // Fingerprint of the collectives model: one all-reduce timed uncached (as NodeCosts does).
   cache_ = std::make_unique<CostCache>("", false);
-  const double probe = measure(Op::AllReduce, 2, 1 << 16);
+  const double probe = measure(Op::AllReduce, 2, 1 << 16).s;
   const std::string scope =
       fmt::format("{}-{:016x}-{:08x}-rpc{}-collectives", system.name, std::hash<std::string>{}(hw::to_json(system).dump()),
                   std::hash<std::string>{}(fmt::format("{:.17g}", probe)) & 0xffffffffu, lcores_per_chip);
@@ -26,29 +26,39 @@ CollectiveCosts::CollectiveCosts(const hw::SystemSpec& system, int lcores_per_ch
 
 CollectiveCosts::~CollectiveCosts() = default;
 
-double CollectiveCosts::measure(collectives::Op op, int ranks, int64_t bytes) {
+// Cache line values: seconds, then the fabric units' energy.
+constexpr EnergyUnit kFabricUnits[] = {EnergyUnit::HBM, EnergyUnit::NeuronLink, EnergyUnit::Switch, EnergyUnit::EFA};
+
+NodeCost CollectiveCosts::measure(collectives::Op op, int ranks, int64_t bytes) {
   const std::string key = fmt::format("{}:ranks={},bytes={}", collectives::name(op), ranks, bytes);
-  if (auto v = cache_->get(key)) return *v;
+  if (auto v = cache_->get_values(key); v && v->size() == 1 + std::size(kFabricUnits)) {  // time-only lines: measured again
+    NodeCost c{(*v)[0], {}};
+    for (size_t i = 0; i < std::size(kFabricUnits); ++i) c.e[kFabricUnits[i]] = (*v)[i + 1];
+    return c;
+  }
   collectives::CollectiveOptions o;
   o.op = op;
   o.ranks = ranks;
   o.ranks_per_chip = std::min(ranks, lcores_per_chip_);
   o.dtype = numerics::DType::BF16;
   o.launch = collectives::Launch::InProgram;  // TP/EP collectives run inside the compiled model
-  const double s = collectives::CollectiveRunner(system_, o).time(bytes).time_s;
-  cache_->put(key, s);
-  return s;
+  const collectives::CollectiveResult r = collectives::CollectiveRunner(system_, o).time(bytes);
+  const NodeCost c{r.time_s, UnitEnergy::dynamic_of(r.energy_by_unit_j)};
+  std::vector<double> values{c.s};
+  for (EnergyUnit u : kFabricUnits) values.push_back(c.e[u]);
+  cache_->put_values(key, values);
+  return c;
 }
 
-double CollectiveCosts::seconds(collectives::Op op, int ranks, int64_t bytes) {
-  if (ranks <= 1 || bytes <= 0) return 0;
+NodeCost CollectiveCosts::cost(collectives::Op op, int ranks, int64_t bytes) {
+  if (ranks <= 1 || bytes <= 0) return {};
   // Grid: piece x 2^j, the piece being one bf16 element per rank (sizes divide into pieces).
   const int64_t piece = 2LL * ranks;
   int64_t lo = piece;
   while (lo * 2 <= bytes) lo *= 2;
   if (bytes <= lo) return measure(op, ranks, lo);
   const int64_t hi = lo * 2;
-  const double flo = measure(op, ranks, lo), fhi = measure(op, ranks, hi);
+  const NodeCost flo = measure(op, ranks, lo), fhi = measure(op, ranks, hi);
   return flo + (fhi - flo) * static_cast<double>(bytes - lo) / static_cast<double>(hi - lo);
 }
 

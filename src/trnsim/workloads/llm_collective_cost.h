@@ -8,6 +8,7 @@
 
 #include "trnsim/collectives/collective_op.h"
 #include "trnsim/hw/chip_spec.h"
+#include "trnsim/workloads/llm_node_cost.h"
 
 namespace trnsim::workloads {
 
@@ -18,10 +19,13 @@ class CollectiveCosts {
   CollectiveCosts(const hw::SystemSpec& system, int lcores_per_chip, bool use_disk_cache);
   ~CollectiveCosts();
   // Seconds for `bytes` (of bf16) per rank over `ranks` consecutive logical cores; 0 for 1 rank.
-  double seconds(collectives::Op op, int ranks, int64_t bytes);
+  double seconds(collectives::Op op, int ranks, int64_t bytes) { return cost(op, ranks, bytes).s; }
+  // The same with the fabric's energy (all ranks: HBM at both ends, links, switches, EFA;
+  // no static power), interpolated alike.
+  NodeCost cost(collectives::Op op, int ranks, int64_t bytes);
 
  private:
-  double measure(collectives::Op op, int ranks, int64_t bytes);
+  NodeCost measure(collectives::Op op, int ranks, int64_t bytes);
   const hw::SystemSpec& system_;
   int lcores_per_chip_;
   std::unique_ptr<CostCache> cache_;

@@ -74,6 +74,23 @@ TrainiumStepCost::~TrainiumStepCost() = default;
 int TrainiumStepCost::cores() const { return layout_.tp * layout_.pp; }
 int TrainiumStepCost::chips() const { return layout_.chips; }
 
+Watts TrainiumStepCost::idle_power() const {
+  const auto& e = system_.chip.energy;
+  return Watts(e.modelled ? e.static_power.value() * e.voltage_scale * layout_.chips : 0.0);
+}
+
+Watts TrainiumStepCost::host_power() const {
+  return Watts(system_.energy.host_power_per_instance.value() * layout_.chips / std::max(1, system_.chips_per_instance));
+}
+
+CostNode TrainiumStepCost::compute_node(std::string name, CostCategory category, const NodeCost& c) const {
+  return {std::move(name), category, c.s, 1, c.e * static_cast<double>(layout_.tp)};
+}
+
+CostNode TrainiumStepCost::fabric_node(std::string name, const NodeCost& c, double groups) const {
+  return {std::move(name), CostCategory::Collective, c.s, 1, c.e * groups};
+}
+
 Bytes TrainiumStepCost::hbm_bytes_per_core() const {
   return Bytes(system_.chip.hbm.capacity.value() / layout_.lcores_per_chip);
 }
@@ -123,25 +140,25 @@ void TrainiumStepCost::attention_nodes(const StepBatch& b, int64_t layer, int64_
     const auto& a = model_.mla;
     const int64_t qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
     if (a.q_lora_rank > 0) {
-      out.push_back({"q_a_proj", CostCategory::Matmul, wm.matmul_s(m, model_.hidden, a.q_lora_rank)});
-      out.push_back({"q_b_proj", CostCategory::Matmul, wm.matmul_s(m, a.q_lora_rank, L.q_heads * qk)});
+      out.push_back(compute_node("q_a_proj", CostCategory::Matmul, wm.matmul(m, model_.hidden, a.q_lora_rank)));
+      out.push_back(compute_node("q_b_proj", CostCategory::Matmul, wm.matmul(m, a.q_lora_rank, L.q_heads * qk)));
     } else {
-      out.push_back({"q_proj", CostCategory::Matmul, wm.matmul_s(m, model_.hidden, L.q_heads * qk)});
+      out.push_back(compute_node("q_proj", CostCategory::Matmul, wm.matmul(m, model_.hidden, L.q_heads * qk)));
     }
-    out.push_back({"kv_a_proj", CostCategory::Matmul, wm.matmul_s(m, model_.hidden, a.kv_lora_rank + a.qk_rope_head_dim)});
-    out.push_back({"kv_b_proj", CostCategory::Matmul,
-                   wm.matmul_s(m, a.kv_lora_rank, L.q_heads * (a.qk_nope_head_dim + a.v_head_dim))});
+    out.push_back(compute_node("kv_a_proj", CostCategory::Matmul, wm.matmul(m, model_.hidden, a.kv_lora_rank + a.qk_rope_head_dim)));
+    out.push_back(compute_node("kv_b_proj", CostCategory::Matmul,
+                               wm.matmul(m, a.kv_lora_rank, L.q_heads * (a.qk_nope_head_dim + a.v_head_dim))));
   } else {
-    out.push_back({"qkv_proj", CostCategory::Matmul, wm.matmul_s(m, model_.hidden, (L.q_heads + 2 * L.kv_heads) * hd)});
+    out.push_back(compute_node("qkv_proj", CostCategory::Matmul, wm.matmul(m, model_.hidden, (L.q_heads + 2 * L.kv_heads) * hd)));
   }
-  double prefill = 0;
+  NodeCost prefill;
   for (const auto& p : b.prefills) {
     const int64_t t = p.tokens;
-    prefill += (t <= window ? nc.prefill_attention_s(L.q_heads, t, kd)
-                            : nc.prefill_attention_s(L.q_heads, window, kd) * static_cast<double>(t) / window);
-    if (p.context > 0) prefill += nc.cross_attention_s(L.q_heads, t, std::min(p.context, window), kd);
+    prefill = prefill + (t <= window ? nc.prefill_attention(L.q_heads, t, kd)
+                                     : nc.prefill_attention(L.q_heads, window, kd) * static_cast<double>(t) / window);
+    if (p.context > 0) prefill = prefill + nc.cross_attention(L.q_heads, t, std::min(p.context, window), kd);
   }
-  if (!b.prefills.empty()) out.push_back({"attention (prefill)", CostCategory::Attention, prefill * prefill_scale});
+  if (!b.prefills.empty()) out.push_back(compute_node("attention (prefill)", CostCategory::Attention, prefill * prefill_scale));
   if (!b.decode_contexts.empty()) {
     // Decode: the query heads that share a KV head are the rows of one kernel head (GQA), as
     // Neuron's decode kernels stack them; MLA attends to the one shared latent. The batch's
@@ -151,25 +168,24 @@ void TrainiumStepCost::attention_nodes(const StepBatch& b, int64_t layer, int64_
     const int64_t n = static_cast<int64_t>(b.decode_contexts.size());
     int64_t keys = 0;
     for (int64_t ctx : b.decode_contexts) keys += std::min(ctx + 1, window);
-    const double decode = nc.decode_attention_s(heads * n, rows, std::max<int64_t>(1, (keys + n / 2) / n), kd);
-    out.push_back({"attention (decode)", CostCategory::Attention, decode * decode_scale});
+    const NodeCost decode = nc.decode_attention(heads * n, rows, std::max<int64_t>(1, (keys + n / 2) / n), kd);
+    out.push_back(compute_node("attention (decode)", CostCategory::Attention, decode * decode_scale));
   }
-  out.push_back({"o_proj", CostCategory::Matmul, wm.matmul_s(m, model_.v_width() / model_.heads * L.q_heads, model_.hidden)});
+  out.push_back(compute_node("o_proj", CostCategory::Matmul, wm.matmul(m, model_.v_width() / model_.heads * L.q_heads, model_.hidden)));
   tp_reduction(m, "attention", out);
 }
 
 void TrainiumStepCost::tp_reduction(int64_t m, const char* after, std::vector<CostNode>& out) const {
   const int64_t bytes = m * model_.hidden * 2;
   if (!deployment_.sequence_parallel) {
-    out.push_back({fmt::format("tp all-reduce ({})", after), CostCategory::Collective,
-                   collectives_->seconds(Op::AllReduce, layout_.tp, bytes)});
+    out.push_back(fabric_node(fmt::format("tp all-reduce ({})", after), collectives_->cost(Op::AllReduce, layout_.tp, bytes)));
     return;
   }
   // Sequence parallel: the row-parallel output is reduce-scattered over the tokens, and the
   // next column-parallel matmul all-gathers them back (the same bytes, two collectives).
-  out.push_back({fmt::format("tp reduce-scatter + all-gather ({})", after), CostCategory::Collective,
-                 collectives_->seconds(Op::ReduceScatter, layout_.tp, bytes) +
-                     collectives_->seconds(Op::AllGather, layout_.tp, bytes)});
+  out.push_back(fabric_node(fmt::format("tp reduce-scatter + all-gather ({})", after),
+                            collectives_->cost(Op::ReduceScatter, layout_.tp, bytes) +
+                                collectives_->cost(Op::AllGather, layout_.tp, bytes)));
 }
 
 void TrainiumStepCost::ffn_nodes(int64_t layer, int64_t m, std::vector<CostNode>& out) const {
@@ -177,26 +193,27 @@ void TrainiumStepCost::ffn_nodes(int64_t layer, int64_t m, std::vector<CostNode>
   const int64_t h = model_.hidden;
   NodeCosts& wm = weight_matmuls();
   if (!model_.layer_is_moe(layer)) {
-    out.push_back({model_.gated_ffn ? "gate_up_proj" : "fc1", CostCategory::Matmul,
-                   wm.matmul_s(m, h, (model_.gated_ffn ? 2 : 1) * L.ffn)});
-    out.push_back({model_.gated_ffn ? "down_proj" : "fc2", CostCategory::Matmul, wm.matmul_s(m, L.ffn, h)});
+    out.push_back(compute_node(model_.gated_ffn ? "gate_up_proj" : "fc1", CostCategory::Matmul,
+                               wm.matmul(m, h, (model_.gated_ffn ? 2 : 1) * L.ffn)));
+    out.push_back(compute_node(model_.gated_ffn ? "down_proj" : "fc2", CostCategory::Matmul, wm.matmul(m, L.ffn, h)));
   } else {
     const auto& moe = model_.moe;
     const double e = moe.experts, k = moe.experts_per_token;
-    out.push_back({"router", CostCategory::Matmul, wm.matmul_s(m, h, moe.experts)});
+    out.push_back(compute_node("router", CostCategory::Matmul, wm.matmul(m, h, moe.experts)));
     // Expected routing: an expert gets at least one of m tokens with p = 1 - (1 - k/E)^m; the
     // active ones share the m k assignments, padded to the capacity factor.
     const double p = 1.0 - std::pow(1.0 - k / e, static_cast<double>(m));
     const double active = static_cast<double>(L.experts) * p;
     const int64_t tokens = static_cast<int64_t>(std::ceil(moe.capacity_factor * m * k / (e * p) - 1e-9));
-    const double one = wm.matmul_s(tokens, h, 2 * L.expert_ffn) + wm.matmul_s(tokens, L.expert_ffn, h);
-    out.push_back({fmt::format("experts ({:.1f} active x {} tokens)", active, tokens), CostCategory::Matmul, active * one});
+    const NodeCost one = wm.matmul(tokens, h, 2 * L.expert_ffn) + wm.matmul(tokens, L.expert_ffn, h);
+    out.push_back(compute_node(fmt::format("experts ({:.1f} active x {} tokens)", active, tokens), CostCategory::Matmul, one * active));
     if (L.shared_ffn > 0)
-      out.push_back({"shared experts", CostCategory::Matmul,
-                     wm.matmul_s(m, h, 2 * L.shared_ffn) + wm.matmul_s(m, L.shared_ffn, h)});
-    if (L.ep > 1)
-      out.push_back({"ep all-to-all (dispatch + combine)", CostCategory::Collective,
-                     2 * collectives_->seconds(Op::AllToAll, L.ep, static_cast<int64_t>(m * k) * h * 2)});
+      out.push_back(compute_node("shared experts", CostCategory::Matmul,
+                                 wm.matmul(m, h, 2 * L.shared_ffn) + wm.matmul(m, L.shared_ffn, h)));
+    if (L.ep > 1)  // every EP group of the TP ranks exchanges its tokens
+      out.push_back(fabric_node("ep all-to-all (dispatch + combine)",
+                                collectives_->cost(Op::AllToAll, L.ep, static_cast<int64_t>(m * k) * h * 2) * 2.0,
+                                static_cast<double>(layout_.tp) / L.ep));
   }
   tp_reduction(m, "ffn", out);
 }
@@ -209,11 +226,12 @@ void TrainiumStepCost::layer_nodes(const StepBatch& b, int64_t layer, int64_t re
   const int64_t ffn_width = model_.layer_is_moe(layer)
                                 ? layout_.expert_ffn * model_.moe.experts_per_token + layout_.shared_ffn
                                 : layout_.ffn;
-  double pointwise = nodes_->pointwise_s(m, model_.hidden, ffn_width, (layout_.q_heads + layout_.kv_heads) * model_.head_dim);
-  if (deployment_.sequence_parallel && layout_.tp > 1)  // norms and residuals on this rank's tokens only
-    pointwise = std::max(0.0, pointwise - nodes_->norms_s(m, model_.hidden) +
-                                  nodes_->norms_s((m + layout_.tp - 1) / layout_.tp, model_.hidden));
-  out.push_back({"norms, rope, swiglu, residuals", CostCategory::Other, pointwise});
+  NodeCost pointwise = nodes_->pointwise(m, model_.hidden, ffn_width, (layout_.q_heads + layout_.kv_heads) * model_.head_dim);
+  if (deployment_.sequence_parallel && layout_.tp > 1) {  // norms and residuals on this rank's tokens only
+    const NodeCost sp = pointwise - nodes_->norms(m, model_.hidden) + nodes_->norms((m + layout_.tp - 1) / layout_.tp, model_.hidden);
+    pointwise = sp.s > 0 ? sp : NodeCost{};
+  }
+  out.push_back(compute_node("norms, rope, swiglu, residuals", CostCategory::Other, pointwise));
   const std::string kind = fmt::format("{}{}", model_.layer_is_moe(layer) ? "moe" : "dense",
                                        model_.layer_is_sliding(layer) ? ", sliding" : "");
   for (size_t i = first; i < out.size(); ++i) {
@@ -235,26 +253,33 @@ std::vector<CostNode> TrainiumStepCost::nodes(const StepBatch& b) const {
   for (const auto& [kind, v] : kinds) layer_nodes(b, v.first, v.second, out);
   const int64_t heads = static_cast<int64_t>(b.prefills.size() + b.decode_contexts.size());
   if (!model_.encoder) {
-    out.push_back({"lm_head", CostCategory::Matmul, weight_matmuls().matmul_s(heads, model_.hidden, layout_.vocab)});
-    out.push_back({"tp all-gather (logits)", CostCategory::Collective,
-                   collectives_->seconds(Op::AllGather, layout_.tp, heads * layout_.vocab * layout_.tp * 2)});
+    out.push_back(compute_node("lm_head", CostCategory::Matmul, weight_matmuls().matmul(heads, model_.hidden, layout_.vocab)));
+    out.push_back(fabric_node("tp all-gather (logits)",
+                              collectives_->cost(Op::AllGather, layout_.tp, heads * layout_.vocab * layout_.tp * 2)));
   }
-  if (layout_.pp > 1)
-    out.push_back({"pp send/recv", CostCategory::Collective, collectives_->seconds(Op::Permute, 2, m * model_.hidden * 2),
-                   layout_.pp - 1});
+  if (layout_.pp > 1) {  // every TP rank of a stage sends its copy of the activations
+    out.push_back(fabric_node("pp send/recv", collectives_->cost(Op::Permute, 2, m * model_.hidden * 2), layout_.tp));
+    out.back().repeat = layout_.pp - 1;
+  }
   return out;
 }
 
 StepCost TrainiumStepCost::step(const StepBatch& b) const {
   StepCost c;
   double t[4] = {0, 0, 0, 0};
-  for (const auto& n : nodes(b)) t[static_cast<int>(n.category)] += n.seconds * static_cast<double>(n.repeat);
+  for (const auto& n : nodes(b)) {
+    t[static_cast<int>(n.category)] += n.seconds * static_cast<double>(n.repeat);
+    c.energy_by_unit += n.energy * static_cast<double>(n.repeat);
+  }
   c.matmul = Nanoseconds(t[0] * 1e9);
   c.attention = Nanoseconds(t[1] * 1e9);
   c.collective = Nanoseconds(t[2] * 1e9);
   c.other = Nanoseconds(t[3] * 1e9);
   c.time = Nanoseconds((t[0] + t[1] + t[2] + t[3]) * 1e9);
-  if (system_.chip.power) c.energy = Joules(system_.chip.power->value() * layout_.chips * (t[0] + t[1] + t[2] + t[3]));
+  // The work's dynamic energy, and every chip's static power for the whole step (a pipeline
+  // stage's chips idle while the others run).
+  c.energy_by_unit[EnergyUnit::Static] = idle_power().value() * (t[0] + t[1] + t[2] + t[3]);
+  c.energy = Joules(c.energy_by_unit.total());
   return c;
 }
 

@@ -25,6 +25,9 @@ struct CostNode {
   CostCategory category;
   double seconds = 0;
   int64_t repeat = 1;  // layers of this kind in the step
+  // Added by energy: dynamic energy of one repetition on every rank that runs it (a compute
+  // node's measured energy x the TP ranks; a collective's fabric energy for all its groups).
+  UnitEnergy energy;
 };
 
 struct StepCostOptions {
@@ -43,6 +46,8 @@ class TrainiumStepCost : public IStepCost {
   Bytes hbm_bytes_per_core() const override;
   int cores() const override;
   int chips() const override;
+  Watts idle_power() const override;  // chips x static power at the operating point
+  Watts host_power() const override;
 
   // The nodes of one step (every layer kind once, with its repeat count), for trace and tests.
   std::vector<CostNode> nodes(const StepBatch& batch) const;
@@ -58,6 +63,9 @@ class TrainiumStepCost : public IStepCost {
   void attention_nodes(const StepBatch& b, int64_t layer, int64_t m, std::vector<CostNode>& out) const;
   void ffn_nodes(int64_t layer, int64_t m, std::vector<CostNode>& out) const;
   void tp_reduction(int64_t m, const char* after, std::vector<CostNode>& out) const;
+  // A node of measured cost `c` on one rank, run by every TP rank / a collective of `groups` groups.
+  CostNode compute_node(std::string name, CostCategory category, const NodeCost& c) const;
+  CostNode fabric_node(std::string name, const NodeCost& c, double groups = 1) const;
 
   ModelDesc model_;
   Deployment deployment_;

@@ -27,24 +27,37 @@ CostCache::CostCache(const std::string& scope, bool use_disk) {
   while (std::getline(in, line)) {
     std::istringstream ls(line);
     std::string key;
+    std::vector<double> vs;
     double v = 0;
-    if (ls >> key >> v) values_[key] = v;  // a torn last line (a killed run) is skipped
+    if (!(ls >> key)) continue;
+    while (ls >> v) vs.push_back(v);
+    if (!vs.empty() && ls.eof()) values_[key] = std::move(vs);  // a torn last line (a killed run) is skipped
   }
 }
 
 std::optional<double> CostCache::get(const std::string& key) const {
   auto it = values_.find(key);
   if (it == values_.end()) return std::nullopt;
+  return it->second.front();
+}
+
+std::optional<std::vector<double>> CostCache::get_values(const std::string& key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
   return it->second;
 }
 
-void CostCache::put(const std::string& key, double seconds) {
-  values_[key] = seconds;
+void CostCache::put(const std::string& key, double seconds) { put_values(key, {seconds}); }
+
+void CostCache::put_values(const std::string& key, const std::vector<double>& values) {
+  values_[key] = values;
   if (path_.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
   std::ofstream out(path_, std::ios::app);
-  out << fmt::format("{} {:.17g}\n", key, seconds);  // round-trips: warm == cold, bit for bit
+  std::string line = key;
+  for (double v : values) line += fmt::format(" {:.17g}", v);  // round-trips: warm == cold, bit for bit
+  out << line << "\n";
   if (!out && !warned_) {
     fmt::print(stderr, "trnsim: warning: cannot write the cost cache {}; costs are measured again next time\n", path_);
     warned_ = true;

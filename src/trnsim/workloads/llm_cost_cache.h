@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace trnsim::workloads {
 
@@ -17,10 +18,14 @@ class CostCache {
   CostCache(const std::string& scope, bool use_disk);
   std::optional<double> get(const std::string& key) const;
   void put(const std::string& key, double seconds);
+  // Added by energy: a line of several values "key seconds v1 v2 ..." (a measured time and its
+  // energy by unit); get() reads the first. Lines written with fewer values return fewer.
+  std::optional<std::vector<double>> get_values(const std::string& key) const;
+  void put_values(const std::string& key, const std::vector<double>& values);
   const std::string& path() const { return path_; }
 
  private:
-  std::map<std::string, double> values_;
+  std::map<std::string, std::vector<double>> values_;
   std::string path_;  // empty: memory only
   bool warned_ = false;
 };

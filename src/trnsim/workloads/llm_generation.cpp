@@ -33,13 +33,18 @@ StepBatch decode_batch(int64_t batch, int64_t context) {
 
 // With pp > 1 the batch runs as `mb` micro-batches through the stages (GPipe-style fill and
 // drain): (mb + pp - 1) stage times of one micro-batch, each stage a 1/pp share of its step.
+// Energy: mb micro-batches' work, and the chips' static power over that time.
 StepCost pipelined(const TrainiumStepCost& cost, const StepBatch& micro, int64_t mb) {
   StepCost c = cost.step(micro);
   const double f = static_cast<double>(mb + cost.layout().pp - 1) / cost.layout().pp;
   for (Nanoseconds* t : {&c.time, &c.matmul, &c.attention, &c.collective, &c.other}) *t = Nanoseconds(t->value() * f);
-  c.energy = Joules(c.energy.value() * f);
+  c.energy_by_unit *= static_cast<double>(mb);
+  c.energy_by_unit[EnergyUnit::Static] = cost.idle_power().value() * to_seconds(c.time);
+  c.energy = Joules(c.energy_by_unit.total());
   return c;
 }
+
+double power_w(const StepCost& c) { return c.time.value() > 0 ? c.energy.value() / to_seconds(c.time) : 0.0; }
 
 void check_memory(const TrainiumStepCost& cost, const GenerationResult& g) {
   const double need = g.weight_bytes_per_core + g.kv_bytes_per_core + g.activation_bytes_per_core;
@@ -103,12 +108,15 @@ GenerationResult simulate_generation(const TrainiumStepCost& cost, const Generat
   StepBatch micro_prefill;
   micro_prefill.prefills.assign(static_cast<size_t>(micro), chunk);
   g.prefill = pipelined(cost, micro_prefill, g.micro_batches);
+  g.energy = g.prefill.energy_by_unit;
+  g.peak_power_w = power_w(g.prefill);
   g.prefill_nodes = cost.nodes(micro_prefill);
   g.ttft_s = to_seconds(g.prefill.time);
   const int64_t steps = r.output - 1;  // the prefill produced the first token
   if (steps > 0) {
     const int64_t samples = std::min(steps, kMaxDecodeSamples);
     double sum[5] = {0, 0, 0, 0, 0};
+    UnitEnergy energy_sum;
     for (int64_t i = 0; i < samples; ++i) {
       const int64_t step = samples == steps ? i : (samples == 1 ? 0 : i * (steps - 1) / (samples - 1));
       // The cost model adds the new token to the context: pass the bucket's keys minus one.
@@ -116,6 +124,8 @@ GenerationResult simulate_generation(const TrainiumStepCost& cost, const Generat
       const StepCost c = pipelined(cost, decode_batch(micro, context), g.micro_batches);
       sum[0] += c.time.value(), sum[1] += c.matmul.value(), sum[2] += c.attention.value();
       sum[3] += c.collective.value(), sum[4] += c.other.value();
+      energy_sum += c.energy_by_unit;
+      g.peak_power_w = std::max(g.peak_power_w, power_w(c));
     }
     const double n = static_cast<double>(samples);
     g.decode_mean.time = Nanoseconds(sum[0] / n);
@@ -123,6 +133,9 @@ GenerationResult simulate_generation(const TrainiumStepCost& cost, const Generat
     g.decode_mean.attention = Nanoseconds(sum[2] / n);
     g.decode_mean.collective = Nanoseconds(sum[3] / n);
     g.decode_mean.other = Nanoseconds(sum[4] / n);
+    g.decode_mean.energy_by_unit = energy_sum * (1.0 / n);
+    g.decode_mean.energy = Joules(g.decode_mean.energy_by_unit.total());
+    g.energy += g.decode_mean.energy_by_unit * static_cast<double>(steps);
     g.decode_steps_evaluated = static_cast<int>(samples);
     g.decode_nodes = cost.nodes(decode_batch(micro, decode_keys(r.kv_buckets, r.input, seq_len) - 1));
   }
@@ -181,9 +194,15 @@ nlohmann::json generation_json(const TrainiumStepCost& cost, const Deployment& d
               {"prefill_breakdown", breakdown(g.prefill)},
               {"decode_step_breakdown", breakdown(g.decode_mean)},
               {"decode_step_nodes", nodes(g.decode_nodes)},
-              {"energy_j", cost.system().chip.power
-                               ? json(cost.system().chip.power->value() * l.chips * g.e2e_s)
-                               : json(nullptr)},
+              {"energy_j", g.energy.total()},
+              {"average_power_w", g.e2e_s > 0 ? g.energy.total() / g.e2e_s : 0.0},
+              {"peak_power_w", g.peak_power_w},
+              {"energy_by_unit_j", g.energy.to_json()},
+              {"energy_per_output_token_j", g.energy.total() / static_cast<double>(r.batch * r.output)},
+              {"prefill_energy_j", g.prefill.energy.value()},
+              {"decode_step_energy_j", g.decode_mean.energy.value()},
+              {"idle_power_w", cost.idle_power().value()},
+              {"host_power_w", cost.host_power().value()},
               {"simulations", g.simulations},
               {"simulation_wall_s", g.simulation_wall_s}};
 }

@@ -41,6 +41,10 @@ struct GenerationResult {
   std::vector<CostNode> prefill_nodes, decode_nodes;  // the first decode step's nodes
   int decode_steps_evaluated = 0;
   int64_t micro_batches = 1;
+  // Added by energy: the generation's energy (prefill + every decode step), by unit; the
+  // highest power of any step (a step's energy over its time), all chips of the replica.
+  UnitEnergy energy;
+  double peak_power_w = 0;
   int simulations = 0;                            // timing-mode runs this generation needed
   double simulation_wall_s = 0;
 };

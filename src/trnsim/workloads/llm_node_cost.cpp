@@ -74,7 +74,8 @@ std::string add_node(Graph& g, OpKind op, std::vector<std::string> in, const std
   return out;
 }
 
-double interp(int64_t x, int64_t lo, int64_t hi, double flo, double fhi) {
+template <class T>
+T interp(int64_t x, int64_t lo, int64_t hi, const T& flo, const T& fhi) {
   if (hi == lo) return flo;
   return flo + (fhi - flo) * static_cast<double>(x - lo) / static_cast<double>(hi - lo);
 }
@@ -82,12 +83,15 @@ double interp(int64_t x, int64_t lo, int64_t hi, double flo, double fhi) {
 // f at token count m, linear between the grid points around it; beyond kMaxMeasuredTokens
 // extrapolated along the last grid interval.
 template <class F>
-double over_tokens(int64_t m, F&& at) {
+NodeCost over_tokens(int64_t m, F&& at) {
   const int64_t cap = std::min(m, kMaxMeasuredTokens);
   const int64_t lo = m > kMaxMeasuredTokens ? grid_below(cap - 1) : grid_below(m);
   const int64_t hi = m > kMaxMeasuredTokens ? cap : grid_above(m);
-  return interp(m, lo, hi, at(lo), hi == lo ? 0 : at(hi));
+  return interp(m, lo, hi, at(lo), hi == lo ? NodeCost{} : at(hi));
 }
+
+// Cache line values: seconds, then the dynamic energy of every unit but static.
+constexpr size_t kCachedValues = 1 + kEnergyUnits - 1;
 
 std::string chip_hash(const hw::ChipSpec& chip) {
   return fmt::format("{:016x}", std::hash<std::string>{}(hw::to_json(chip).dump()));
@@ -126,27 +130,34 @@ NodeCosts::NodeCosts(const hw::ChipSpec& chip, NodeCostOptions options) : chip_(
 NodeCosts::~NodeCosts() = default;
 
 template <class F>
-double NodeCosts::cached(const std::string& key, F&& measure) {
-  if (auto v = cache_->get(key)) return *v;
+NodeCost NodeCosts::cached(const std::string& key, F&& measure) {
+  if (auto v = cache_->get_values(key); v && v->size() == kCachedValues) {  // older lines (time only) are measured again
+    NodeCost c{(*v)[0], {}};
+    for (size_t i = 1; i < kCachedValues; ++i) c.e.j[i - 1] = (*v)[i];
+    return c;
+  }
   const auto t0 = std::chrono::steady_clock::now();
-  const double s = measure();
+  const NodeCost c = measure();
   sim_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++simulations_;
   progress::report("time kernel shapes (cold cost cache)", simulations_, -1);
-  cache_->put(key, s);
-  return s;
+  std::vector<double> values{c.s};
+  for (size_t i = 1; i < kCachedValues; ++i) values.push_back(c.e.j[i - 1]);
+  cache_->put_values(key, values);
+  return c;
 }
 
-double NodeCosts::time_graph(compiler::Graph g) const {
+NodeCost NodeCosts::time_graph(compiler::Graph g) const {
   compiler::CompileOptions co;
   co.policy = opt_.policy;
   co.cores = opt_.cores;
   for (const auto& n : g.inputs) co.input_shapes[n] = g.tensors.at(n).shape;
   auto cm = compiler::compile(std::move(g), chip_, co);
-  return runtime::LoadedModel(cm, chip_).run({}, core::Mode::Timing).report.time_s;
+  const runtime::Report r = runtime::LoadedModel(cm, chip_).run({}, core::Mode::Timing).report;
+  return {r.time_s, UnitEnergy::dynamic_of(r.energy_by_unit_j)};
 }
 
-double NodeCosts::measure_matmul_s(int64_t m, int64_t k, int64_t n) {
+NodeCost NodeCosts::measure_matmul(int64_t m, int64_t k, int64_t n) {
   return cached(fmt::format("matmul:m={},k={},n={}", m, k, n), [&] {
     Graph g;
     g.name = "llm_matmul";
@@ -158,20 +169,21 @@ double NodeCosts::measure_matmul_s(int64_t m, int64_t k, int64_t n) {
   });
 }
 
-double NodeCosts::measure_pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk) {
+NodeCost NodeCosts::measure_pointwise(int64_t m, int64_t h, int64_t i, int64_t qk) {
   return cached(fmt::format("pointwise:m={},h={},i={},qk={}", m, h, i, qk),
                 [&] { return time_program(fused_pointwise_program(chip_, opt_.cores, m, h, i, qk, false)); });
 }
 
-double NodeCosts::time_program(const isa::Program& p) const {
+NodeCost NodeCosts::time_program(const isa::Program& p) const {
   core::RunOptions ro;
   ro.mode = core::Mode::Timing;
   ro.record_instructions = false;
   ro.validate = false;
-  return core::run(p, chip_, {}, ro).total.ms() * 1e-3;
+  const core::RunResult r = core::run(p, chip_, {}, ro);
+  return {r.total.ms() * 1e-3, UnitEnergy::dynamic_of(r.energy_by_unit())};
 }
 
-double NodeCosts::measure_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim, bool causal) {
+NodeCost NodeCosts::measure_attention(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim, bool causal) {
   return cached(fmt::format("attention:h={},q={},k={},d={},causal={}", heads, rows, keys, head_dim, causal ? 1 : 0), [&] {
     kernels::BuilderOptions bo;
     bo.cores = opt_.cores;
@@ -204,74 +216,83 @@ double NodeCosts::measure_attention_s(int64_t heads, int64_t rows, int64_t keys,
   });
 }
 
-double NodeCosts::matmul_s(int64_t m, int64_t k, int64_t n) {
-  if (!opt_.interpolate) return measure_matmul_s(m, k, n);
+NodeCost NodeCosts::matmul(int64_t m, int64_t k, int64_t n) {
+  if (!opt_.interpolate) return measure_matmul(m, k, n);
   // The lowering keeps weights resident and reads each block once (a partial last row tile
   // costs its rows, not a whole tile), so the time is interpolated on the token count itself.
-  return over_tokens(m, [&](int64_t t) { return measure_matmul_s(t, k, n); });
+  return over_tokens(m, [&](int64_t t) { return measure_matmul(t, k, n); });
 }
 
-double NodeCosts::pointwise_s(int64_t m, int64_t h, int64_t i, int64_t qk) {
-  if (!opt_.interpolate) return measure_pointwise_s(m, h, i, qk);
+NodeCost NodeCosts::pointwise(int64_t m, int64_t h, int64_t i, int64_t qk) {
+  if (!opt_.interpolate) return measure_pointwise(m, h, i, qk);
   // The fused program works in 128-row tiles above one tile: a step function, as the matmul.
-  return over_tokens(tile_padded(m), [&](int64_t t) { return measure_pointwise_s(t, h, i, qk); });
+  return over_tokens(tile_padded(m), [&](int64_t t) { return measure_pointwise(t, h, i, qk); });
 }
 
-double NodeCosts::prefill_attention_s(int64_t heads, int64_t seq, int64_t head_dim) {
-  if (!opt_.interpolate) return measure_attention_s(heads, seq, seq, head_dim, true);
+NodeCost NodeCosts::prefill_attention(int64_t heads, int64_t seq, int64_t head_dim) {
+  if (!opt_.interpolate) return measure_attention(heads, seq, seq, head_dim, true);
   // The flash kernel's time steps with every 64 query rows (its query and key tiles): up to
   // kFineAttention it is measured at multiples of 64 and interpolated linearly between them.
   int64_t lo = seq <= 128 ? grid_below(seq) : seq / 64 * 64, hi = seq <= 128 ? grid_above(seq) : (seq + 63) / 64 * 64;
   if (seq > kFineAttention) lo = grid_below(seq), hi = grid_above(seq);
   if (hi > kMaxMeasuredKeys) hi = grid_below(kMaxMeasuredKeys), lo = grid_below(hi - 1);
-  const double flo = measure_attention_s(heads, lo, lo, head_dim, true);
+  const NodeCost flo = measure_attention(heads, lo, lo, head_dim, true);
   if (hi == lo) return flo;
-  const double fhi = measure_attention_s(heads, hi, hi, head_dim, true);
+  const NodeCost fhi = measure_attention(heads, hi, hi, head_dim, true);
   if (seq <= kFineAttention) return interp(seq, lo, hi, flo, fhi);
-  // Long prompts: a t + b t^2 (the score blocks under the diagonal) through both grid points.
+  // Long prompts: a t + b t^2 (the score blocks under the diagonal) through both grid points;
+  // each unit's energy along the same curve (its work grows as the time does).
   const double l = static_cast<double>(lo), h = static_cast<double>(hi), t = static_cast<double>(seq);
-  const double b = (fhi / h - flo / l) / (h - l), a = flo / l - b * l;
-  if (a >= 0 && b >= 0) return a * t + b * t * t;
-  return interp(seq, lo, hi, flo, fhi);
+  const auto fit = [&](double vlo, double vhi, double& out) {
+    const double b = (vhi / h - vlo / l) / (h - l), a = vlo / l - b * l;
+    if (!(a >= 0 && b >= 0)) return false;
+    out = a * t + b * t * t;
+    return true;
+  };
+  NodeCost c = interp(seq, lo, hi, flo, fhi);
+  if (!fit(flo.s, fhi.s, c.s)) return c;
+  for (int i = 0; i < kEnergyUnits; ++i)
+    if (!fit(flo.e.j[i], fhi.e.j[i], c.e.j[i])) c.e.j[i] = interp(seq, lo, hi, flo.e.j[i], fhi.e.j[i]);
+  return c;
 }
 
-double NodeCosts::cross_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim) {
+NodeCost NodeCosts::cross_attention(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim) {
   keys = std::max<int64_t>(1, keys);
-  if (!opt_.interpolate) return measure_attention_s(heads, rows, keys, head_dim, false);
+  if (!opt_.interpolate) return measure_attention(heads, rows, keys, head_dim, false);
   int64_t lo = grid_below(keys), hi = grid_above(keys);
   if (hi > kMaxMeasuredKeys) hi = grid_below(kMaxMeasuredKeys), lo = grid_below(hi - 1);  // linear beyond
   // Query rows: exact for the decode shapes (rows = the group of query heads, <= 16); a
   // prefill chunk's rows interpolate on the same grid.
   auto at_rows = [&](int64_t r) {
-    return interp(keys, lo, hi, measure_attention_s(heads, r, lo, head_dim, false),
-                  hi == lo ? 0 : measure_attention_s(heads, r, hi, head_dim, false));
+    return interp(keys, lo, hi, measure_attention(heads, r, lo, head_dim, false),
+                  hi == lo ? NodeCost{} : measure_attention(heads, r, hi, head_dim, false));
   };
   if (rows <= 16) return at_rows(rows);
   const int64_t rlo = grid_below(rows), rhi = grid_above(rows);
-  return interp(rows, rlo, rhi, at_rows(rlo), rhi == rlo ? 0 : at_rows(rhi));
+  return interp(rows, rlo, rhi, at_rows(rlo), rhi == rlo ? NodeCost{} : at_rows(rhi));
 }
 
 }  // namespace trnsim::workloads
 
 namespace trnsim::workloads {
 
-double NodeCosts::measure_norms_s(int64_t m, int64_t h) {
+NodeCost NodeCosts::measure_norms(int64_t m, int64_t h) {
   return cached(fmt::format("norms:m={},h={}", m, h),
                 [&] { return time_program(fused_pointwise_program(chip_, opt_.cores, m, h, 1, 1, true)); });
 }
 
-double NodeCosts::norms_s(int64_t m, int64_t h) {
-  if (!opt_.interpolate) return measure_norms_s(m, h);
-  return over_tokens(tile_padded(m), [&](int64_t t) { return measure_norms_s(t, h); });
+NodeCost NodeCosts::norms(int64_t m, int64_t h) {
+  if (!opt_.interpolate) return measure_norms(m, h);
+  return over_tokens(tile_padded(m), [&](int64_t t) { return measure_norms(t, h); });
 }
 
-double NodeCosts::decode_attention_s(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim) {
+NodeCost NodeCosts::decode_attention(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim) {
   // Up to 8 heads measured exactly: the kernel interleaves up to four heads' chains, so small
   // head counts are not linear in the heads.
-  if (!opt_.interpolate || heads <= 8) return cross_attention_s(heads, rows, keys, head_dim);
+  if (!opt_.interpolate || heads <= 8) return cross_attention(heads, rows, keys, head_dim);
   const int64_t lo = grid_below(heads), hi = grid_above(heads);
-  return interp(heads, lo, hi, cross_attention_s(lo, rows, keys, head_dim),
-                hi == lo ? 0 : cross_attention_s(hi, rows, keys, head_dim));
+  return interp(heads, lo, hi, cross_attention(lo, rows, keys, head_dim),
+                hi == lo ? NodeCost{} : cross_attention(hi, rows, keys, head_dim));
 }
 
 }  // namespace trnsim::workloads

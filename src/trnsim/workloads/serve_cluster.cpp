@@ -455,6 +455,9 @@ ServeOutcome Cluster::run() {
     out_.replica_seconds += std::min(removed_s_[i], now_) - created_s_[i];
     out_.busy_seconds += replicas_[i]->busy_s;
   }
+  // Every replica's chips draw static power for all the time it is held (up, cold, draining).
+  rec().energy_by_unit[EnergyUnit::Static] = setup_.cost->idle_power().value() * out_.replica_seconds;
+  rec().energy_j = rec().energy_by_unit.total();
   return std::move(out_);
 }
 

@@ -61,10 +61,15 @@ bool Replica::start_iteration(double now) {
   if (link_fraction < 1.0) t += c.collective.value() * 1e-9 * (1.0 / link_fraction - 1.0);
   t += swap_bytes_this_step_ / (opt_.swap_gbps * 1e9);
   swap_bytes_this_step_ = 0;
-  rec_.energy_j += c.energy.value();
   if (!(t > 0))
     throw Error(fmt::format("step cost: a batch of {} prefills and {} decodes took {} s; expected a positive time",
                             batch_.prefills.size(), batch_.decode_contexts.size(), t));
+  // Dynamic energy only: the chips' static power is charged for all the time a replica is held.
+  const double dynamic_j = c.energy.value() - c.energy_by_unit[EnergyUnit::Static];
+  rec_.energy_by_unit += c.energy_by_unit;
+  rec_.energy_by_unit[EnergyUnit::Static] -= c.energy_by_unit[EnergyUnit::Static];
+  rec_.timeline.spread_energy(now, now + t, dynamic_j);
+  rec_.peak_iteration_power_w = std::max(rec_.peak_iteration_power_w, dynamic_j / t + cost_.idle_power().value());
   iteration_start_ = now;
   iteration_end_ = now + t;
   busy_ = true;

@@ -229,8 +229,7 @@ json serve_result_json(const ServeOutcome& out, const ServeOptions& opt, const S
   j["max_itl_s"] = rec.itl.max();
   if (!opt.slo.name.empty()) add_slo(j, l, rec, opt.slo, d);
   add_engine(j, out, opt, ctx);
-  j["energy_j"] = rec.energy_j;
-  j["energy_per_output_token_j"] = out_tokens ? rec.energy_j / out_tokens : 0.0;
+  add_serve_energy(j, out, ctx.energy, out_tokens);
   // Little's law over the whole run: time-mean requests in the system = arrival rate x mean
   // time in the system (equal when every request arrives and leaves within the run).
   double e2e_sum = 0;
@@ -252,7 +251,8 @@ json timeline_json(const Timeline& t) {
                    {"output_tokens", b.output_tokens}, {"prompt_tokens", b.prompt_tokens},
                    {"output_token_throughput_tps", static_cast<double>(b.output_tokens) / w},
                    {"preemptions", b.preemptions}, {"retries", b.retries}, {"running", b.running},
-                   {"waiting", b.waiting}, {"replicas_up", b.replicas_up}, {"kv_utilization", b.kv_utilization}});
+                   {"waiting", b.waiting}, {"replicas_up", b.replicas_up}, {"kv_utilization", b.kv_utilization},
+                   {"dynamic_energy_j", b.energy_j}});
   }
   return out;
 }

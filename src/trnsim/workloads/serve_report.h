@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trnsim/workloads/serve_cluster.h"
+#include "trnsim/workloads/serve_energy_report.h"
 #include "trnsim/workloads/serve_memory.h"
 #include "trnsim/workloads/serve_options.h"
 
@@ -23,6 +24,7 @@ struct ServeContext {
   ColdStartTime cold;
   double kv_transfer_gbps = 0;
   std::string traffic;  // a readable description of the traffic
+  ServeEnergyContext energy;  // added by energy
 };
 
 nlohmann::json serve_result_json(const ServeOutcome& out, const ServeOptions& opt, const ServeContext& ctx);

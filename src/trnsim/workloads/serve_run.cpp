@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "trnsim/common/error.h"
 #include "trnsim/hw/spec_loader.h"
@@ -14,6 +15,7 @@
 #include "trnsim/workloads/serve_report.h"
 #include "trnsim/workloads/serve_router.h"
 #include "trnsim/workloads/traffic_workload.h"
+#include "trnsim/workloads/workload_power_cap.h"
 
 namespace trnsim::workloads {
 namespace {
@@ -77,6 +79,62 @@ void validate_serve_options(const ServeOptions& o) {
                                     f.replica, f.at_s));
 }
 
+namespace {
+
+// The step cost of a deployment and what the simulation and the result need of it.
+struct Prepared {
+  std::unique_ptr<IStepCost> cost;
+  ServeContext ctx;
+  ServeSetup setup;
+};
+
+Prepared prepare(const ServeSpec& spec, const Deployment& d, const ModelDesc& model, const ServeOptions& o) {
+  Prepared p;
+  p.cost = make_step_cost(model, d);
+  const IStepCost* cost = p.cost.get();
+  StepBatch widest;
+  widest.prefills.push_back({o.engine.max_batched_tokens, 0});
+  double activations = static_cast<double>(o.engine.activation_bytes_per_core);
+  if (activations < 0) {
+    const auto* trn = dynamic_cast<const TrainiumStepCost*>(cost);
+    activations = trn ? trn->activation_bytes_per_core(widest).value()
+                      : activation_bytes_estimate(model, d.tp, o.engine.max_batched_tokens, o.engine.max_seqs);
+  }
+  ServeContext& ctx = p.ctx;
+  ctx.model = model.name;
+  ctx.system = d.system;
+  ctx.dtype = d.dtype;
+  ctx.weights = d.weights;
+  ctx.tp = d.tp;
+  ctx.pp = d.pp;
+  ctx.clock_scale = d.clock_scale;
+  ctx.chips_per_replica = cost->chips();
+  ctx.cores_per_replica = cost->cores();
+  ctx.kv = size_kv_cache(*cost, o.engine, activations);
+  ctx.cold = cold_start_time(*cost, o.cold, o.engine);
+  ctx.traffic = describe_traffic(o.traffic);
+  ctx.energy = {cost->idle_power().value(), cost->host_power().value(), spec.pue};
+  ServeSetup& setup = p.setup;
+  setup.cost = cost;
+  setup.kv_blocks = ctx.kv.blocks;
+  setup.max_context = model.max_positions;
+  setup.cold = ctx.cold;
+  if (o.cluster.prefill_replicas > 0) {
+    kv_transfer_path(hw::load_system(d.system), cost->chips(), o, setup.kv_transfer_gbps, setup.kv_transfer_latency_s);
+    ctx.kv_transfer_gbps = setup.kv_transfer_gbps;
+  }
+  return p;
+}
+
+// A chip's power while its replica runs iterations: the iterations' dynamic energy and the
+// static power over the busy time, per chip.
+hw::PowerMeasure busy_power(const ServeOutcome& out, const Prepared& p) {
+  const double dynamic = out.rec.energy_by_unit.dynamic(), chips = p.ctx.chips_per_replica;
+  return {out.busy_seconds, (dynamic + p.ctx.energy.idle_power_w * out.busy_seconds) / chips};
+}
+
+}  // namespace
+
 ServeRunResult run_serve(ServeSpec spec, const ServeProgress& progress) {
   ServeOptions& o = spec.options;
   validate_serve_options(o);
@@ -85,42 +143,22 @@ ServeRunResult run_serve(ServeSpec spec, const ServeProgress& progress) {
   // whose first use may measure node costs for a while.
   if (!o.traffic.trace.empty()) RequestSource(o.traffic, model.max_positions).all();
   else RequestSource(o.traffic, model.max_positions);
-  const auto cost = make_step_cost(model, spec.deployment);
   o.engine.max_context = model.max_positions;
   if (o.engine.buckets.empty()) o.engine.buckets = default_buckets(model.max_positions);
-  StepBatch widest;
-  widest.prefills.push_back({o.engine.max_batched_tokens, 0});
-  double activations = static_cast<double>(o.engine.activation_bytes_per_core);
-  if (activations < 0) {
-    const auto* trn = dynamic_cast<const TrainiumStepCost*>(cost.get());
-    activations = trn ? trn->activation_bytes_per_core(widest).value()
-                      : activation_bytes_estimate(model, spec.deployment.tp, o.engine.max_batched_tokens, o.engine.max_seqs);
+  std::optional<hw::Throttle> throttle;
+  if (spec.power_cap_w > 0) {  // the same requests at each candidate clock
+    throttle = throttle_workload(spec.deployment.system, spec.deployment.clock_scale, spec.power_cap_w, [&](double f) {
+      Deployment d = spec.deployment;
+      d.clock_scale = f;
+      const Prepared p = prepare(spec, d, model, o);
+      return busy_power(simulate_serving(o, p.setup), p);
+    });
+    spec.deployment.clock_scale = throttle->clock_scale;
   }
-  ServeContext ctx;
-  ctx.model = model.name;
-  ctx.system = spec.deployment.system;
-  ctx.dtype = spec.deployment.dtype;
-  ctx.weights = spec.deployment.weights;
-  ctx.tp = spec.deployment.tp;
-  ctx.pp = spec.deployment.pp;
-  ctx.clock_scale = spec.deployment.clock_scale;
-  ctx.chips_per_replica = cost->chips();
-  ctx.cores_per_replica = cost->cores();
-  ctx.kv = size_kv_cache(*cost, o.engine, activations);
-  ctx.cold = cold_start_time(*cost, o.cold, o.engine);
-  ctx.traffic = describe_traffic(o.traffic);
-  ServeSetup setup;
-  setup.cost = cost.get();
-  setup.kv_blocks = ctx.kv.blocks;
-  setup.max_context = model.max_positions;
-  setup.cold = ctx.cold;
-  if (o.cluster.prefill_replicas > 0) {
-    kv_transfer_path(hw::load_system(spec.deployment.system), cost->chips(), o, setup.kv_transfer_gbps,
-                     setup.kv_transfer_latency_s);
-    ctx.kv_transfer_gbps = setup.kv_transfer_gbps;
-  }
-  ServeOutcome out = simulate_serving(o, setup, progress);
-  ServeRunResult r{serve_result_json(out, o, ctx), std::move(out.rec.timeline)};
+  const Prepared p = prepare(spec, spec.deployment, model, o);
+  ServeOutcome out = simulate_serving(o, p.setup, progress);
+  ServeRunResult r{serve_result_json(out, o, p.ctx), std::move(out.rec.timeline)};
+  if (throttle) r.result["power_cap"] = power_cap_json(*throttle, spec.power_cap_w);
   if (!spec.timeline.empty()) write_timeline(spec.timeline, r.timeline);
   return r;
 }

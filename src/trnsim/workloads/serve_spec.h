@@ -19,6 +19,10 @@ struct ServeSpec {
   Deployment deployment;
   ServeOptions options;
   std::string timeline;  // path for the per-bin time series ("" none)
+  // Added by energy: facility power / IT power for the facility-level figures, and a per-chip
+  // power cap (W, 0: none) that throttles the engine clocks (hw::throttle_to_cap).
+  double pue = 1.15;
+  double power_cap_w = 0;
 };
 
 enum class OptionKind { Value, Flag, List };

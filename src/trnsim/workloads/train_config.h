@@ -36,6 +36,7 @@ struct TrainConfig {
   // attention, norm and activation kernels, train_kernel_cost.h) or "step-cost" (the shared
   // step-cost model's, as for inference). TP collectives are the step-cost model's either way.
   std::string compute_cost = "kernel";
+  double clock_scale = 1.0;      // added by energy: DVFS point of the engine clocks (hw::at_clock_scale)
 };
 
 // The job on its system: ranks are logical NeuronCores, placed tp fastest, then cp, dp, pp

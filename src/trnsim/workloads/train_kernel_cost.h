@@ -15,6 +15,7 @@
 #include <string>
 
 #include "trnsim/hw/chip_spec.h"
+#include "trnsim/workloads/llm_node_cost.h"
 #include "trnsim/workloads/model_desc.h"
 
 namespace trnsim::workloads {
@@ -26,13 +27,21 @@ class TrainKernelCosts {
   // `cores`: physical NeuronCores of one logical core (they split the work).
   TrainKernelCosts(const hw::ChipSpec& chip, int cores, const std::string& dtype);
   ~TrainKernelCosts();
-  double matmul_s(int64_t m, int64_t k, int64_t n);  // [m, k] x [k, n] on one logical core
-  double attention_s(int64_t heads, int64_t seq, int64_t head_dim, bool causal);
-  double rowwise_s(const std::string& kernel, int64_t rows, int64_t cols, const std::string& func = "");
-  double hbm_s(double bytes) const;                   // streaming at the core's HBM bandwidth
+  // Time and dynamic energy (NodeCost) on one logical core.
+  NodeCost matmul(int64_t m, int64_t k, int64_t n);  // [m, k] x [k, n] on one logical core
+  NodeCost attention(int64_t heads, int64_t seq, int64_t head_dim, bool causal);
+  NodeCost rowwise(const std::string& kernel, int64_t rows, int64_t cols, const std::string& func = "");
+  NodeCost hbm(double bytes) const;                   // streaming at the core's HBM bandwidth (HBM energy)
+  // Seconds only.
+  double matmul_s(int64_t m, int64_t k, int64_t n) { return matmul(m, k, n).s; }
+  double attention_s(int64_t heads, int64_t seq, int64_t hd, bool causal) { return attention(heads, seq, hd, causal).s; }
+  double rowwise_s(const std::string& kernel, int64_t rows, int64_t cols, const std::string& func = "") {
+    return rowwise(kernel, rows, cols, func).s;
+  }
+  double hbm_s(double bytes) const { return hbm(bytes).s; }
 
  private:
-  double measure(const std::string& kernel, const std::map<std::string, std::string>& args, const std::string& dtype);
+  NodeCost measure(const std::string& kernel, const std::map<std::string, std::string>& args, const std::string& dtype);
   const hw::ChipSpec& chip_;
   int cores_;
   std::string dtype_;
@@ -42,7 +51,7 @@ class TrainKernelCosts {
 // Seconds of the forward of one micro-batch of `tokens` tokens (`sequences` of them) on one
 // tensor-parallel rank, by component.
 struct TrainKernelPass {
-  double matmul = 0, attention = 0, other = 0;
+  NodeCost matmul, attention, other;  // seconds and energy of one logical core
 };
 struct TrainKernelLayers {
   TrainKernelPass dense_layer, moe_layer, ends;  // ends: LM head and the loss's softmax

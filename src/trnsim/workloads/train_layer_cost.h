@@ -5,6 +5,7 @@
 // {S, 0} (with context parallelism, S/cp tokens after an average causal context).
 // The backward follows from the forward's breakdown (train_layer_cost.cpp says how).
 #pragma once
+#include <array>
 #include <functional>
 #include <memory>
 
@@ -20,6 +21,10 @@ using StepCostFactory = std::function<std::unique_ptr<IStepCost>(const ModelDesc
 struct PassCost {  // nanoseconds
   double matmul = 0, attention = 0, collective = 0, other = 0;
   double total() const { return matmul + attention + collective + other; }
+  // Added by energy: dynamic energy of the pass on one tensor-parallel group, by category
+  // (matmul, attention, collective, other), so that the backward scales each as its time.
+  std::array<UnitEnergy, 4> energy{};
+  UnitEnergy total_energy() const { return energy[0] + energy[1] + energy[2] + energy[3]; }
 };
 PassCost operator+(PassCost a, const PassCost& b);
 PassCost operator*(PassCost a, double k);

@@ -54,6 +54,8 @@ const std::map<std::string, Setter>& setters() {
       {"optimizer", set<std::string>([](TrainRequest& r, std::string v) { r.config.optimizer = parse_optimizer(v); })},
       {"compute_cost", set<std::string>([](TrainRequest& r, std::string v) { r.config.compute_cost = v; })},
       {"lnc", set<int>([](TrainRequest& r, int v) { r.config.lnc = v; })},
+      {"clock_scale", set<double>([](TrainRequest& r, double v) { r.config.clock_scale = v; })},
+      {"power_cap", set<double>([](TrainRequest& r, double v) { r.power_cap_w = v; })},
       {"tokens", set<double>([](TrainRequest& r, double v) { r.tokens = v; })},
       {"steps", set<int64_t>([](TrainRequest& r, int64_t v) { r.steps = v; })},
       {"mtbf_hours", set<double>([](TrainRequest& r, double v) { r.failures.chip_mtbf_h = v; })},

@@ -1,9 +1,12 @@
 #include "trnsim/workloads/train_run.h"
 
 #include <cmath>
+#include <optional>
 
 #include "trnsim/common/error.h"
+#include "trnsim/hw/energy_loader.h"
 #include "trnsim/hw/spec_loader.h"
+#include "trnsim/workloads/workload_power_cap.h"
 #include "trnsim/workloads/train_memory.h"
 #include "trnsim/workloads/train_model_stats.h"
 
@@ -40,6 +43,16 @@ double checkpoint_bytes(const ModelDesc& m, const TrainConfig& c) {
   return model_stats(m).total * (weight_bytes_per_param(c) + optimizer_bytes_per_param(c));
 }
 
+json energy_json(const TrainStep& s, const TrainConfig& c) {
+  const double step_s = s.step_ns * 1e-9, e = s.energy.total(), tokens = double(c.global_batch) * c.seq;
+  return {{"energy_j", e},
+          {"average_power_w", step_s > 0 ? e / step_s : 0.0},
+          {"peak_power_w", s.peak_power_w},
+          {"energy_by_unit_j", s.energy.to_json()},
+          {"energy_per_token_j", e / tokens},
+          {"tokens_per_s_per_mw_chip", tokens / e * 1e6}};
+}
+
 json goodput_json(const TrainRequest& r, const ModelDesc& m, const TrainStep& s, int nodes) {
   CheckpointModel ck = r.checkpoint;
   ck.bytes = checkpoint_bytes(m, r.config);
@@ -49,6 +62,7 @@ json goodput_json(const TrainRequest& r, const ModelDesc& m, const TrainStep& s,
   json out = {{"steps", steps}, {"checkpoint_bytes", ck.bytes}};
   const Goodput g = goodput(double(steps) * step_s, s.layout.chips, nodes, r.failures, ck);
   out.update({{"tokens", double(steps) * tokens_per_step}, {"work_s", g.work_s}, {"expected_s", g.expected_s},
+              {"energy_j", double(steps) * s.energy.total()},  // the steps' work, without failures' rework
               {"simulated_s", g.simulated_s}, {"goodput_percent", g.goodput * 100},
               {"lost_percent", g.lost_fraction * 100}, {"mtbf_s", g.mtbf_s}, {"checkpoint_s", g.checkpoint_s},
               {"restart_s", g.restart_s}, {"checkpoint_interval_s", g.interval_s},
@@ -71,7 +85,23 @@ json goodput_json(const TrainRequest& r, const ModelDesc& m, const TrainStep& s,
 json run_train(const TrainRequest& r, const StepCostFactory& factory) {
   const hw::SystemSpec sys = hw::load_system(r.config.system);
   const ModelDesc m = load_model(r.model);
-  const TrainStep s = train_step(m, r.config, sys, factory, r.conditions);
+  auto step_at = [&](double f) {  // the step with the engine clocks at f
+    TrainConfig c = r.config;
+    c.clock_scale = f;
+    hw::SystemSpec at = sys;
+    if (f != 1) at.chip = hw::at_clock_scale(sys.chip, f);
+    return train_step(m, c, at, factory, r.conditions);
+  };
+  std::optional<hw::Throttle> throttle;
+  double clock = r.config.clock_scale;
+  if (r.power_cap_w > 0) {
+    throttle = throttle_workload(r.config.system, clock, r.power_cap_w, [&](double f) {
+      const TrainStep t = step_at(f);
+      return hw::PowerMeasure{t.step_ns * 1e-9, t.energy.total() / t.layout.chips};
+    });
+    clock = throttle->clock_scale;
+  }
+  const TrainStep s = step_at(clock);
   const double step_s = s.step_ns * 1e-9;
   const double seqs = double(r.config.global_batch) / step_s;
   json out = {{"kind", "train"},
@@ -90,9 +120,12 @@ json run_train(const TrainRequest& r, const StepCostFactory& factory) {
               {"step", step_json(s)},
               {"memory_per_core", memory_json(s.memory)},
               {"fabric", s.fabric},
+              {"clock_scale", clock},
               {"conditions", {{"efa_oversubscription", r.conditions.efa_oversubscription},
                               {"degraded_link", r.conditions.degraded_link},
                               {"straggler_slowdown", r.conditions.straggler_slowdown}}}};
+  out.update(energy_json(s, r.config));
+  if (throttle) out["power_cap"] = power_cap_json(*throttle, r.power_cap_w);
   if (r.tokens > 0 || r.steps > 0 || !r.fail_at.empty()) {
     if (r.tokens <= 0 && r.steps <= 0)
       throw ConfigError("train: --fail-at needs the run's length: --tokens or --steps");

@@ -21,6 +21,7 @@ struct TrainRequest {
   double tokens = 0;          // > 0: time and goodput to train this many tokens
   int64_t steps = 0;          // > 0: the run length for --fail-at (else from tokens)
   std::vector<int64_t> fail_at;
+  double power_cap_w = 0;     // added by energy: > 0: throttle the engine clocks to this chip power
 };
 
 TrainRequest train_request(const nlohmann::json& j);

@@ -22,6 +22,8 @@ struct StagePasses {
   double recompute = 0, tp = 0, ep = 0, cp = 0;
   std::vector<double> dp_comm, dp_bytes, dp_elements, zero_gather;  // per rank, per step
   std::vector<int64_t> layers;
+  UnitEnergy energy;               // the passes' dynamic energy, all ranks, per step
+  double peak_dynamic_w_per_chip = 0;
 };
 
 struct Context {
@@ -115,6 +117,13 @@ StagePasses stage_passes(const Context& x) {
     s.comm_fwd.push_back((f.collective + a2a * 2 + cp_fwd + z_fwd) / v);
     s.comm_bwd.push_back((b.collective + re.collective + a2a * 2 + cp_bwd + z_bwd) / v);
     s.layers.push_back(layers);
+    // Energy: every micro-batch's passes on each tensor-parallel group of the stage (dp x cp).
+    const double groups = double(l.dp) * l.cp;
+    s.energy += (f.total_energy() + b.total_energy() + re.total_energy()) * (double(m) * groups);
+    for (const PassCost* p : {&f, &b})
+      if (p->total() > 0)
+        s.peak_dynamic_w_per_chip = std::max(s.peak_dynamic_w_per_chip, p->total_energy().dynamic() / c.tp *
+                                                                            l.cores_per_chip / (p->total() * 1e-9));
     if (r == 0) {
       s.recompute = re.total();
       s.tp = m * (f.collective + b.collective + re.collective);
@@ -135,6 +144,25 @@ StagePasses stage_passes(const Context& x) {
     s.dp_elements.push_back(micro * elems + (c.zero == 3 ? micro * 2 : zero3) * p.total() * frac);
   }
   return s;
+}
+
+// Energy of `bytes` sent between chips: both ends' HBM and one traversal of a NeuronLink or,
+// across nodes, of the scale-out fabric.
+UnitEnergy traffic_energy(const hw::SystemSpec& sys, double bytes, bool across_nodes) {
+  UnitEnergy e;
+  e[EnergyUnit::HBM] = 2 * bytes * sys.chip.energy.hbm_per_byte.value();
+  if (across_nodes) e[EnergyUnit::EFA] = bytes * sys.energy.scale_out_per_byte.value();
+  else e[EnergyUnit::NeuronLink] = bytes * sys.chip.energy.link_per_byte.value();
+  return e;
+}
+
+// The optimizer's energy on one rank: its HBM bytes and VectorE element operations.
+UnitEnergy optimizer_energy(const TrainConfig& c, const hw::ChipSpec& chip, int cores_per_chip, double params) {
+  const OptimizerCost o = optimizer_cost(c, chip, cores_per_chip, params);
+  UnitEnergy e;
+  e[EnergyUnit::HBM] = params * o.hbm_bytes_per_param * chip.energy.hbm_per_byte.value();
+  e[EnergyUnit::VectorE] = params * o.vector_ops_per_param * chip.energy.vector_per_element.value() * chip.energy.dynamic_scale();
+  return e;
 }
 
 }  // namespace
@@ -163,6 +191,9 @@ TrainStep train_step(const ModelDesc& model, const TrainConfig& c, const hw::Sys
 
   // The rank whose pipeline finishes last decides; rank 0 ends the step in every schedule here.
   double dp_exposed = 0, gather = 0, opt = 0;
+  out.energy = s.energy;
+  const double stage_ranks = double(l.tp) * l.dp * l.cp;
+  const bool dp_across = place_group(l, l.dp * l.cp, l.tp).nodes > 1;
   for (int r = 0; r < c.pp; ++r) {
     const double window = s.bwd[r] - s.comm_bwd[r];  // the last micro-batch's backward
     dp_exposed = std::max(dp_exposed, s.dp_comm[r] > 0 ? exposed(s.dp_comm[r], window, s.layers[r]) : 0.0);
@@ -171,6 +202,8 @@ TrainStep train_step(const ModelDesc& model, const TrainConfig& c, const hw::Sys
     const double owned = c.zero >= 1 ? p.dense / (double(l.dp) * l.cp) + p.expert / std::max(1.0, double(l.dp) * l.cp / l.ep)
                                      : p.total();
     opt = std::max(opt, optimizer_cost(c, system.chip, l.cores_per_chip, owned).time_ns);
+    out.energy += optimizer_energy(c, system.chip, l.cores_per_chip, owned) * stage_ranks;
+    out.energy += traffic_energy(system, s.dp_bytes[r] * stage_ranks, dp_across);
     if (s.dp_bytes[r] > out.dp_bytes_per_rank) {
       out.dp_bytes_per_rank = s.dp_bytes[r];
       out.dp_param_elements_per_rank = s.dp_elements[r];
@@ -202,6 +235,13 @@ TrainStep train_step(const ModelDesc& model, const TrainConfig& c, const hw::Sys
   out.mfu = out.model_flops / (out.step_ns * 1e-9) / (double(l.chips) * peak);
   out.params_total = x.stats.total;
   out.fabric = fab.describe();
+  // Pipeline sends: each micro-batch's activations (and their gradients) cross pp - 1 stage
+  // boundaries on every rank of a stage; then every chip's static power over the step.
+  if (c.pp > 1) out.energy += traffic_energy(system, act * 2 * passes * stage_ranks * (c.pp - 1), ppg.nodes > 1);
+  const auto& en = system.chip.energy;
+  const double static_w = en.modelled ? en.static_power.value() * en.voltage_scale : 0.0;
+  out.energy[EnergyUnit::Static] = static_w * l.chips * out.step_ns * 1e-9;
+  out.peak_power_w = (static_w + s.peak_dynamic_w_per_chip) * l.chips;
   return out;
 }
 

@@ -39,6 +39,11 @@ struct TrainStep {
   double params_total = 0;
   MemoryUse memory;
   std::string fabric;
+  // Added by energy: the step's energy on all chips by unit (the passes' measured dynamic
+  // energy, data- and pipeline-parallel traffic per byte, the optimizer's HBM and VectorE work,
+  // static power over the step), and the power of every chip in the busiest pass at once.
+  UnitEnergy energy;
+  double peak_power_w = 0;
 };
 
 TrainStep train_step(const ModelDesc& model, const TrainConfig& c, const hw::SystemSpec& system,
