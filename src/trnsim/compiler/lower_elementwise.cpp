@@ -272,7 +272,7 @@ void lower_elementwise(LowerCtx& ctx) {
       elementwise_kernel(ctx, out, {ins[0]}, [&](const View& o, const std::vector<View>& t, const View& tmp) {
         View h = kernels::corner(narrow.next(), o.partitions(), o.free_size());
         if (sat) {
-          ctx.kb.tensor_scalar(tmp, t[0], AluOp::Min, mx, AluOp::Max, -mx);  // fmin/fmax: NaN -> +-max
+          ctx.kb.tensor_scalar(tmp, t[0], AluOp::Min, mx, AluOp::Max, -mx);  // NaN stays NaN here; the select keeps it
           ctx.kb.tensor_tensor(o, t[0], t[0], AluOp::IsEqual);                 // 0 where NaN
           ctx.kb.select(tmp, o, tmp, t[0]);
           ctx.kb.copy(h, tmp);
