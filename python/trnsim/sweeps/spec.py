@@ -152,7 +152,7 @@ def parse_spec(spec: Union[str, os.PathLike, dict]) -> Sweep:
         raise SweepSpecError(f"{where}: axes: expected a mapping of option names to lists")
     samples = doc.get("samples")
     if samples is not None and (not isinstance(samples, int) or isinstance(samples, bool) or not 1 <= samples <= MAX_POINTS):
-        raise SweepSpecError(f"{where}: samples: expected an integer from 1 to {MAX_POINTS}, got {samples!r}")
+        raise SweepSpecError(f"{where}: samples: expected a positive integer (at most {MAX_POINTS}), got {samples!r}")
     for k, v in axes.items():
         _check_axis(where, k, v, samples is not None)
     grid = math.prod(len(v) for v in axes.values()) if samples is None else samples
