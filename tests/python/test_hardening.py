@@ -358,3 +358,14 @@ def test_nan_propagates_through_reduce_max_like_onnx_reference():
     ref = ReferenceEvaluator(m).run(None, {"x": NAN_X})[0]
     got = np.asarray(trnsim.compile_onnx(m.SerializeToString()).run({"x": NAN_X})["y"]).reshape(ref.shape)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+
+
+@pytest.mark.parametrize("traffic,needles", [
+    (["--rate", "1e-300", "--requests", "3"], ["request 1 would arrive", "30 days"]),  # hung: the clock wrapped
+    (["--rate", "1", "--requests", "1000000000000000"], ["--requests", "TRNSIM_MAX_MEMORY"]),  # was bad_alloc, exit 3
+    (["--rate", "1", "--duration", "1e300"], ["--duration", "30 days"]),
+])
+def test_serve_traffic_past_the_clock_or_memory_is_refused_up_front(traffic, needles):
+    p = cli("serve", "--model", "llama-3.1-8b", "--system", "trn2.48xlarge", "--tp", "8", *traffic,
+            env={"TRNSIM_MAX_MEMORY": "2G"}, timeout=60)
+    one_line_error(p, *needles)

@@ -10,6 +10,7 @@
 #include "trnsim/common/error.h"
 #include "trnsim/common/file_read.h"
 #include "trnsim/common/limits.h"
+#include "trnsim/workloads/traffic_arrivals.h"
 
 namespace trnsim::workloads {
 namespace {
@@ -60,8 +61,6 @@ bool parse_civil(const std::string& s, double& out) {
 
 // A civil timestamp or plain seconds (finite, at most kMaxAbsSeconds in magnitude).
 constexpr double kMaxAbsSeconds = 1e12;
-// The simulator's clock is int64 picoseconds (106 days); a trace is held to 30 days.
-constexpr double kMaxSpanSeconds = 30 * 86400.0;
 bool parse_timestamp(const std::string& s, double& out) {
   if (parse_civil(s, out)) return true;
   const char* end = s.data() + s.size();
@@ -119,9 +118,9 @@ std::vector<TraceRow> parse_azure_trace(const std::string& text, const std::stri
       throw ConfigError(fmt::format("trace {}: row {}, TIMESTAMP {} is earlier than the row before; rows must be "
                                     "sorted by time", path, row, cells[col[0]]));
     prev = t;
-    if (t - first > kMaxSpanSeconds)
+    if (t - first > kMaxTrafficSpanS)
       throw ConfigError(fmt::format("trace {}: row {}, TIMESTAMP {} is {:.0f} s after the first row; a trace spans at "
-                                    "most {:.0f} s (30 days)", path, row, cells[col[0]], t - first, kMaxSpanSeconds));
+                                    "most {:.0f} s (30 days)", path, row, cells[col[0]], t - first, kMaxTrafficSpanS));
     TraceRow r;
     r.time_s = t - first;
     r.input = parse_length(cells[col[1]], fmt::format("trace {}: row {}, ContextTokens", path, row));
