@@ -289,18 +289,21 @@ def _():
 def _():
     return one_line(cli("kernel", "matmul", "--m", "65536", "--k", "65536", "--n", "65536", env={"TRNSIM_MAX_MEMORY": "4G"}), "limit")
 
+SERVE = ("serve", "--model", "llama-3.1-8b", "--system", "trn2.48xlarge")
+
+
 @check("trace NaN timestamp refused (serve)")
 def _():
     (TMP / "t.csv").write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n0,10,10\nnan,10,10\n")
-    return one_line(cli("serve", "--model", "llama-3.1-8b", "--system", "trn2.48xlarge", "--tp", "8", "--trace", str(TMP / "t.csv")), "TIMESTAMP")
+    return one_line(cli(*SERVE, "--tp", "8", "--trace", str(TMP / "t.csv")), "TIMESTAMP")
 
 @check("serve --tp 2^32+8 refused")
 def _():
-    return one_line(cli("serve", "--model", "llama-3.1-8b", "--system", "trn2.48xlarge", "--tp", "4294967304", "--requests", "2"), "tp")
+    return one_line(cli(*SERVE, "--tp", "4294967304", "--requests", "2"), "tp")
 
 @check("/dev/zero as a trace bounded")
 def _():
-    return one_line(cli("serve", "--model", "llama-3.1-8b", "--system", "trn2.48xlarge", "--tp", "8", "--trace", "/dev/zero",
+    return one_line(cli(*SERVE, "--tp", "8", "--trace", "/dev/zero",
                         env={"TRNSIM_MAX_MEMORY": "1G"}, timeout=60), "")
 
 print(f"\n{sum(ok for _, ok in results)}/{len(results)} pass")
