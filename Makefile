@@ -83,7 +83,7 @@ test: test-cpp test-python
 # without fuzzing).
 SAN_BUILD    := build-sanitize
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := onnx yaml npz tpg
+FUZZ_TARGETS := onnx yaml npz tpg serve
 SAN_CXX      := $(firstword $(foreach c,clang++-19 clang++-18 clang++-17 clang++-16,$(shell command -v $(c) 2>/dev/null)) g++)
 SAN_FUZZ     := $(if $(findstring clang,$(SAN_CXX)),ON,OFF)
 SAN_ENV      := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -112,6 +112,12 @@ fuzz: $(SAN_BUILD)/build.ninja fuzz-seeds
 	    -max_len=1048576 -artifact_prefix=$(SAN_BUILD)/crashes/$$t/ -print_final_stats=1 \
 	    $(SAN_BUILD)/corpus/$$t $(SAN_BUILD)/seeds/$$t fuzz/regressions/$$t || exit 1; \
 	done
+	$(PY) -m pip install -q --disable-pip-version-check -r fuzz/requirements.txt
+	mkdir -p $(SAN_BUILD)/corpus/sweep $(SAN_BUILD)/crashes/sweep
+	@echo "== sweep (atheris) for $(FUZZ_SECONDS) s"
+	$(PY) fuzz/sweep_target.py -max_total_time=$(FUZZ_SECONDS) -timeout=60 -rss_limit_mb=4096 \
+	  -artifact_prefix=$(SAN_BUILD)/crashes/sweep/ -print_final_stats=1 \
+	  $(SAN_BUILD)/corpus/sweep $(SAN_BUILD)/seeds/sweep fuzz/regressions/sweep
 
 bench: install
 	$(PY) bench/run_all.py

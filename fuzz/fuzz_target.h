@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "trnsim/common/error.h"
@@ -15,6 +16,10 @@ namespace trnsim::fuzz {
 // and aborts (libFuzzer and the replay driver both report it with the input).
 template <class F>
 int run_target(const uint8_t* data, size_t size, F&& f) {
+  // The memory limit (common/limits.h) inside the fuzzers' RSS limit (-rss_limit_mb=4096):
+  // work past it must be refused up front, as it is for users past theirs.
+  static const bool limited = setenv("TRNSIM_MAX_MEMORY", "1G", /*overwrite=*/0) == 0;
+  (void)limited;
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   try {
     f(bytes);

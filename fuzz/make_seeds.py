@@ -2,7 +2,8 @@
 onnx: every ONNX backend node-test model shipped with the onnx wheel (the same cases as
       tests/python/onnx_node_suite.py); tpg: a few of them compiled to saved programs with
       the trnsim CLI; yaml: the chip and system presets; npz: small np.savez and
-      np.savez_compressed archives of every dtype the reader takes.
+      np.savez_compressed archives of every dtype the reader takes; serve: heads of the Azure
+      traces and trnsim.serve option sets as JSON; sweep: sweep files (YAML).
 Usage: python fuzz/make_seeds.py OUT"""
 import hashlib
 import io
@@ -67,13 +68,40 @@ def npz_seeds(out: Path) -> None:
             write(out / "npz", buf.getvalue())
 
 
+def serve_seeds(out: Path) -> None:
+    """Heads of the Azure traces (both timestamp forms) and option sets of trnsim.serve."""
+    import json
+    for f in sorted((ROOT / "data" / "azure-llm-inference-2023").glob("*.csv")):
+        lines = f.read_text().splitlines()[:40]
+        write(out / "serve", ("\n".join(lines) + "\n").encode())
+    write(out / "serve", b"ContextTokens,TIMESTAMP,GeneratedTokens,extra\n100,0.0,10,x\n200,0.5,20,y\n")
+    for opts in ({"model": "llama-3.1-8b", "system": "trn2.48xlarge", "tp": 8, "rate": 1, "requests": 10},
+                 {"model": "llama-3.1-70b", "system": "trn2.48xlarge", "tp": 32, "replicas": 2, "autoscale": "1:4",
+                  "trace": "data/azure-llm-inference-2023/AzureLLMInferenceTrace_conv.csv", "slo": "mlperf-interactive"},
+                 {"model": "llama-3.1-8b", "system": "trn2.48xlarge", "offline": True, "max_seqs": 64, "input": 700,
+                  "output": 16, "prefix_groups": 2, "prefix_tokens": 128, "dtype": "fp8", "weights": "int8"}):
+        write(out / "serve", json.dumps(opts).encode())
+
+
+def sweep_seeds(out: Path) -> None:
+    """The sweep files of the examples and tests, and a random-search one."""
+    for f in sorted(ROOT.glob("docs/examples/*sweep*.yaml")):
+        write(out / "sweep", f.read_bytes())
+    write(out / "sweep", b"command: collective\nsystem: trn2.48xlarge\naxes:\n  op: [all-reduce, all-gather]\n"
+                         b"  sizes: [1M, 64M]\n")
+    write(out / "sweep", b"command: llm\nsamples: 4\nseed: 1\nargs: [llama-3.1-8b]\naxes:\n"
+                         b"  batch: {min: 1, max: 64, log: true}\n  tp: [4, 8]\nenv: {X: '{point_id}'}\n")
+
+
 def main() -> None:
     out = Path(sys.argv[1])
     cases = onnx_seeds(out)
     tpg_seeds(out, cases)
     yaml_seeds(out)
     npz_seeds(out)
-    for t in ("onnx", "tpg", "yaml", "npz"):
+    serve_seeds(out)
+    sweep_seeds(out)
+    for t in ("onnx", "tpg", "yaml", "npz", "serve", "sweep"):
         print(f"make_seeds: {len(list((out / t).glob('*')))} {t} seeds in {out / t}")
 
 

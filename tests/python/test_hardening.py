@@ -164,7 +164,9 @@ def test_nan_propagates_through_relu_and_sign(op, ref):
 def graph_model(nodes, inputs, outputs, inits=(), opset=17) -> bytes:
     from onnx import helper
     g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8  # what onnxruntime (the reference of some tests) reads
+    return m.SerializeToString()
 
 
 def vi(name, shape, elem=None):
@@ -222,3 +224,148 @@ def test_bad_models_are_one_typed_error(name):
              for i in m.graph.input}
     with pytest.raises(trnsim.TrnsimError, match=needle.replace("^", r"\^")):
         trnsim.compile_onnx(data).run(feeds)  # some compile at their first run: run to the error
+
+
+# ---- round 2: NaN through Max/Min/Clip/HardSigmoid, one element type, --dim names, sweep files ----
+
+def ort_and_sim(m, feeds):
+    import onnxruntime as ort
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    got = np.asarray(list(trnsim.compile_onnx(m.SerializeToString()).run(feeds).values())[0]).reshape(ref.shape)
+    return ref, got
+
+
+NAN_X = np.array([[np.nan, -1.0, 0.5], [2.0, np.nan, -np.inf]], np.float32)
+NAN_B = np.array([[1.0, np.nan, 0.0], [np.nan, 3.0, 1.0]], np.float32)
+
+
+@pytest.mark.parametrize("op", ["Max", "Min", "Clip", "HardSigmoid", "ClipRuntime"])
+def test_nan_propagates_like_onnxruntime(op):
+    # IEEE 754-2019 maximum/minimum (onnxruntime, numpy, PyTorch): a NaN operand gives NaN. The
+    # ALU's fmax/fmin returned the other operand. Exact match (NaN positions; values to 1e-6).
+    from onnx import TensorProto, helper
+    n, feeds, inits, ins = op, {"x": NAN_X}, [], [vi("x", [2, 3])]
+    if op in ("Max", "Min"):
+        node, feeds["b"], ins = helper.make_node(op, ["x", "b"], ["y"]), NAN_B, ins + [vi("b", [2, 3])]
+    elif op == "Clip":
+        node = helper.make_node(op, ["x", "lo", "hi"], ["y"])
+        inits = [helper.make_tensor("lo", TensorProto.FLOAT, [], [-0.5]), helper.make_tensor("hi", TensorProto.FLOAT, [], [1.0])]
+    elif op == "ClipRuntime":  # bounds computed at run time: element-wise Max and Min on the device
+        node, ins = helper.make_node("Clip", ["x", "lo", "hi"], ["y"]), ins + [vi("lo", []), vi("hi", [])]
+        feeds.update(lo=np.array(-0.5, np.float32), hi=np.array(1.0, np.float32))
+    else:
+        node = helper.make_node(op, ["x"], ["y"])
+    import onnx
+    m = onnx.load_from_string(graph_model([node], ins, [vi("y", [2, 3])], inits))
+    ref, got = ort_and_sim(m, feeds)
+    assert np.isnan(ref).any(), "the case must exercise NaN"
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    np.testing.assert_allclose(np.nan_to_num(got), np.nan_to_num(ref), atol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["Max", "Min"])
+def test_nan_propagates_in_host_folding(op):
+    # Every input a constant: the compiler folds the node on the host (same IEEE rule).
+    from onnx import numpy_helper
+    import onnx
+    from onnx import helper
+    m = onnx.load_from_string(graph_model([helper.make_node(op, ["x", "b"], ["y"])], [], [vi("y", [2, 3])],
+                                          [numpy_helper.from_array(NAN_X, "x"), numpy_helper.from_array(NAN_B, "b")]))
+    import onnxruntime as ort
+    ref = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {})[0]
+    got = np.asarray(list(trnsim.compile_onnx(m.SerializeToString()).run({}).values())[0]).reshape(ref.shape)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    np.testing.assert_allclose(np.nan_to_num(got), np.nan_to_num(ref), atol=1e-6)
+
+
+@pytest.mark.parametrize("op,out", [("Add", None), ("Mul", None), ("Max", None), ("Equal", "bool")])
+def test_mixed_element_types_are_refused(op, out):
+    # ONNX's type constraint T: Add(float, int64) is not a valid model (onnxruntime refuses it).
+    from onnx import TensorProto, helper
+    data = graph_model([helper.make_node(op, ["x", "c"], ["y"])], [vi("x", [3])],
+                       [vi("y", [3], TensorProto.BOOL if out else None)], [int_init("c", [1, 2, 3])])
+    with pytest.raises(trnsim.TrnsimError, match="is i64 but input 0 .x. is f32"):
+        trnsim.compile_onnx(data).run({"x": np.zeros(3, np.float32)})
+
+
+def test_constant_ints_attribute_added_to_float_is_refused_by_the_cli():
+    one_line_error(cli("run", str(ROOT / "fuzz" / "regressions" / "onnx" / "constant-ints-attr.onnx")), "element type")
+
+
+def test_pow_takes_an_exponent_of_another_type():
+    # Pow(T, T1) is the exception: an int64 exponent of a float base is valid (closed form x^2).
+    from onnx import TensorProto, helper
+    data = graph_model([helper.make_node("Pow", ["x", "c"], ["y"])], [vi("x", [3])], [vi("y", [3])],
+                       [helper.make_tensor("c", TensorProto.INT64, [], [2])])
+    y = trnsim.compile_onnx(data).run({"x": np.array([1, 2, 3], np.float32)})["y"]
+    np.testing.assert_allclose(np.asarray(y).reshape(3), [1, 4, 9], rtol=1e-6)
+
+
+def dynamic_relu(tmp_path: Path) -> Path:
+    from onnx import helper
+    p = tmp_path / "dyn.onnx"
+    p.write_bytes(graph_model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", ["batch", "seq"])], [vi("y", ["batch", "seq"])]))
+    return p
+
+
+def test_unknown_dim_name_is_refused_naming_the_models_axes(tmp_path):
+    model = dynamic_relu(tmp_path)
+    one_line_error(cli("run", str(model), "--dim", "sqe=4"), "sqe", "seq", "x[1]")
+    p = cli("run", str(model), "--dim", "seq=4", "--json")
+    assert p.returncode == 0, p.stderr
+    assert cli("run", str(model), "--dim", "x[1]=4").returncode == 0
+    with pytest.raises(trnsim.TrnsimError, match="sqe"):
+        trnsim.compile_onnx(str(model), dims={"sqe": 4})
+    c = trnsim.compile_onnx(str(model), dims={"seq": 4})  # a run with other shapes keeps working
+    y = c.run({"x": -np.ones((2, 5), np.float32)})["y"]
+    np.testing.assert_array_equal(np.asarray(y).reshape(2, 5), np.zeros((2, 5)))
+
+
+def test_serve_trace_with_a_nan_timestamp_is_refused(tmp_path):
+    t = tmp_path / "t.csv"
+    t.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n0,10,10\nnan,10,10\n")
+    one_line_error(cli("serve", "--model", "llama-3.1-8b", "--system", "trn2.48xlarge", "--tp", "8", "--trace", str(t)),
+                   "row 3", "TIMESTAMP")
+
+
+def test_serve_int_option_past_int32_is_refused():
+    # 2^32 + 8 ranks became 8 (static_cast<int>): now "too large".
+    one_line_error(cli("serve", "--model", "llama-3.1-8b", "--system", "trn2.48xlarge", "--tp", "4294967304",
+                       "--requests", "2"), "--tp", "too large")
+
+
+def sweep_regressions():
+    return sorted((ROOT / "fuzz" / "regressions" / "sweep").iterdir())
+
+
+@pytest.mark.parametrize("path", sweep_regressions(), ids=lambda p: p.name)
+def test_sweep_file_regressions_end_in_a_sweep_spec_error(path):
+    # Each input once crashed (TypeError, ValueError, UnicodeDecodeError), hung (a 10^7-point
+    # grid, 10^12 samples, an alias bomb) or passed an infinite range; replayed like the C++ corpus.
+    from trnsim.sweeps import SweepSpecError, parse_spec
+    with pytest.raises(SweepSpecError):
+        parse_spec(path)
+
+
+def test_nan_propagates_through_reduce_max_like_onnx_reference():
+    # onnx.reference, numpy and PyTorch give NaN for a row holding a NaN (onnxruntime's answer
+    # depends on where the NaN stands: [2, nan, -inf] gives 2), so the reference here is onnx's.
+    import onnx
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+    m = onnx.load_from_string(graph_model([helper.make_node("ReduceMax", ["x"], ["y"], keepdims=0, axes=[1])],
+                                          [vi("x", [2, 3])], [vi("y", [2])]))
+    ref = ReferenceEvaluator(m).run(None, {"x": NAN_X})[0]
+    got = np.asarray(trnsim.compile_onnx(m.SerializeToString()).run({"x": NAN_X})["y"]).reshape(ref.shape)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+
+
+@pytest.mark.parametrize("traffic,needles", [
+    (["--rate", "1e-300", "--requests", "3"], ["request 1 would arrive", "30 days"]),  # hung: the clock wrapped
+    (["--rate", "1", "--requests", "1000000000000000"], ["--requests", "TRNSIM_MAX_MEMORY"]),  # was bad_alloc, exit 3
+    (["--rate", "1", "--duration", "1e300"], ["--duration", "30 days"]),
+])
+def test_serve_traffic_past_the_clock_or_memory_is_refused_up_front(traffic, needles):
+    p = cli("serve", "--model", "llama-3.1-8b", "--system", "trn2.48xlarge", "--tp", "8", *traffic,
+            env={"TRNSIM_MAX_MEMORY": "2G"}, timeout=60)
+    one_line_error(p, *needles)

@@ -27,6 +27,9 @@ from typing import Any, Union
 import numpy as np
 
 COMMANDS = ("llm", "serve", "train", "compare", "run", "collective", "kernel", "tco")
+MAX_POINTS = 1_000_000      # points of one sweep (a grid's product, or samples:)
+MAX_FILE_BYTES = 16 << 20   # a sweep file is a few lines
+MAX_NODES = 100_000         # values in the file, aliases expanded
 RESERVED = {"command", "axes", "samples", "seed", "trnsim", "args", "timeout_s", "env"}
 
 
@@ -73,6 +76,48 @@ def point_id(command: str, args: list[str], options: dict[str, Any]) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
+def _load_yaml(path: Path, where: str) -> Any:
+    """The file's YAML, read bounded (/dev/zero has no end) as UTF-8; SweepSpecError otherwise."""
+    import yaml
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise SweepSpecError(f"{where}: no such file") from None
+    except OSError as e:
+        raise SweepSpecError(f"{where}: cannot read: {e.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise SweepSpecError(f"{where}: larger than {MAX_FILE_BYTES} bytes; is it a sweep file?")
+    try:
+        return yaml.safe_load(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise SweepSpecError(f"{where}: not UTF-8 text (byte {e.start})") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark else ""
+        raise SweepSpecError(f"{where}: not valid YAML{at}: {getattr(e, 'problem', e)}") from None
+    except RecursionError:
+        raise SweepSpecError(f"{where}: nested too deeply") from None
+
+
+def _check_keys_and_size(where: str, doc: dict) -> None:
+    """Every mapping key a string (point ids sort them), and the document small once aliases are
+    expanded: a YAML alias bomb is a few lines that every point would copy and hash."""
+    stack, seen = [doc], 0
+    while stack:
+        v = stack.pop()
+        seen += 1
+        if seen > MAX_NODES:
+            raise SweepSpecError(f"{where}: more than {MAX_NODES} values once aliases are expanded")
+        if isinstance(v, dict):
+            for k in v:
+                if not isinstance(k, str):
+                    raise SweepSpecError(f"{where}: key {k!r}: expected a name (text)")
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+
+
 def _check_axis(where: str, name: str, v: Any, random: bool) -> None:
     if isinstance(v, list):
         if not v:
@@ -80,7 +125,7 @@ def _check_axis(where: str, name: str, v: Any, random: bool) -> None:
         return
     if random and isinstance(v, dict) and {"min", "max"} <= set(v):
         lo, hi = v["min"], v["max"]
-        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (lo, hi)) or lo > hi:
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in (lo, hi)) or lo > hi:
             raise SweepSpecError(f"{where}: axes.{name}: expected numbers with min <= max, got {v}")
         if v.get("log") and lo <= 0:
             raise SweepSpecError(f"{where}: axes.{name}: a log range needs min > 0, got {lo}")
@@ -94,18 +139,11 @@ def parse_spec(spec: Union[str, os.PathLike, dict]) -> Sweep:
     if isinstance(spec, dict):
         doc, where = dict(spec), "<dict>"
     else:
-        import yaml
         where = str(spec)
-        try:
-            doc = yaml.safe_load(Path(spec).read_text())
-        except FileNotFoundError:
-            raise SweepSpecError(f"{where}: no such file") from None
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            at = f" at line {mark.line + 1}" if mark else ""
-            raise SweepSpecError(f"{where}: not valid YAML{at}: {getattr(e, 'problem', e)}") from None
+        doc = _load_yaml(Path(spec), where)
     if not isinstance(doc, dict):
         raise SweepSpecError(f"{where}: expected a mapping with command: and axes:")
+    _check_keys_and_size(where, doc)
     cmd = doc.get("command")
     if cmd not in COMMANDS:
         raise SweepSpecError(f"{where}: command: expected one of {', '.join(COMMANDS)}, got {cmd!r}")
@@ -113,10 +151,14 @@ def parse_spec(spec: Union[str, os.PathLike, dict]) -> Sweep:
     if not isinstance(axes, dict):
         raise SweepSpecError(f"{where}: axes: expected a mapping of option names to lists")
     samples = doc.get("samples")
-    if samples is not None and (not isinstance(samples, int) or isinstance(samples, bool) or samples < 1):
-        raise SweepSpecError(f"{where}: samples: expected a positive integer, got {samples!r}")
+    if samples is not None and (not isinstance(samples, int) or isinstance(samples, bool) or not 1 <= samples <= MAX_POINTS):
+        raise SweepSpecError(f"{where}: samples: expected a positive integer (at most {MAX_POINTS}), got {samples!r}")
     for k, v in axes.items():
         _check_axis(where, k, v, samples is not None)
+    grid = math.prod(len(v) for v in axes.values()) if samples is None else samples
+    if grid > MAX_POINTS:
+        raise SweepSpecError(f"{where}: axes: a grid of {grid} points, above the limit of {MAX_POINTS}; "
+                             f"use samples: N for a random search")
     fixed = {k: v for k, v in doc.items() if k not in RESERVED}
     both = sorted(set(fixed) & set(axes))
     if both:
@@ -125,10 +167,17 @@ def parse_spec(spec: Union[str, os.PathLike, dict]) -> Sweep:
     if not isinstance(args, list):
         args = [args]
     seed = doc.get("seed", 0)
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise SweepSpecError(f"{where}: seed: expected an integer, got {seed!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise SweepSpecError(f"{where}: seed: expected a non-negative integer, got {seed!r}")
+    timeout_s = doc.get("timeout_s")
+    if timeout_s is not None and (not isinstance(timeout_s, (int, float)) or isinstance(timeout_s, bool)
+                                  or not 0 < timeout_s < math.inf):
+        raise SweepSpecError(f"{where}: timeout_s: expected a positive number of seconds, got {timeout_s!r}")
+    exe = doc.get("trnsim")
+    if exe is not None and not isinstance(exe, str):
+        raise SweepSpecError(f"{where}: trnsim: expected the path of the trnsim command, got {exe!r}")
     env = doc.get("env") or {}
     if not isinstance(env, dict):
         raise SweepSpecError(f"{where}: env: expected a mapping of variable names to values")
-    return Sweep(cmd, fixed, axes, samples, seed, [str(a) for a in args], doc.get("trnsim"), doc.get("timeout_s"), where,
+    return Sweep(cmd, fixed, axes, samples, seed, [str(a) for a in args], exe, timeout_s, where,
                  {str(k): str(v) for k, v in env.items()})

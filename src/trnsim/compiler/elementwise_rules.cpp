@@ -27,6 +27,21 @@ void infer_broadcast(Graph& g, const Node& n) {
   set_output(g, n, 0, s, input(g, n, 0).type);
 }
 
+void require_one_type(const Graph& g, const Node& n, size_t first) {
+  const ElemType t = input(g, n, first).type;
+  for (size_t i = first + 1; i < n.inputs.size(); ++i)
+    if (has_input(n, i) && input(g, n, i).type != t)
+      throw ShapeError(fmt::format("node '{}' ({}): input {} '{}' is {} but input {} '{}' is {}; the operator takes one "
+                                   "element type for these inputs (ONNX type constraint T; insert a Cast)",
+                                   n.name, op_name(n.op), i, n.inputs[i], elem_name(input(g, n, i).type), first,
+                                   n.inputs[first], elem_name(t)));
+}
+
+void infer_binary(Graph& g, const Node& n) {
+  require_one_type(g, n, 0);
+  infer_broadcast(g, n);
+}
+
 void infer_same(Graph& g, const Node& n) { set_output(g, n, 0, input(g, n, 0).shape, input(g, n, 0).type); }
 
 void eval_broadcast(Graph& g, const Node& n, std::vector<double>& r) {
@@ -59,7 +74,7 @@ int64_t elementwise_units(const Graph& g, const Node& n) {
 }
 
 OpRules binary_rules(double (*f)(double, double, bool)) {
-  return {.infer = infer_broadcast, .eval = eval_broadcast, .binary = f, .lower = lower_elementwise,
+  return {.infer = infer_binary, .eval = eval_broadcast, .binary = f, .lower = lower_elementwise,
           .parallel_units = elementwise_units, .tp_axis = tp_elementwise};
 }
 

@@ -194,8 +194,8 @@ void elementwise_kernel(LowerCtx& ctx, const SView& out, const std::vector<SView
     if (!t.is_const() || t.data->size() != 1) continue;
     const double v = (*t.data)[0];
     // The chip holds it as fp32: an integer past 2^24 would be rounded (16777217 -> 16777216),
-    // so it is refused as an input of that size is.
-    if (is_integral(t.type) && std::fabs(v) > 16777216.0)
+    // so it is refused as an input of that size is. +-inf is exact: a rewrite's sentinel (TopK).
+    if (is_integral(t.type) && std::isfinite(v) && std::fabs(v) > 16777216.0)
       throw UnsupportedError(fmt::format("unsupported: constant '{}' holds the integer {}, beyond 2^24 (the chip holds it as fp32) at node '{}'",
                                          ins[i].tensor, v, ctx.n.name));
     filled[i] = kb.sbuf_tile({128, w}, DType::F32, ctx.n.name + ".const");
@@ -272,7 +272,7 @@ void lower_elementwise(LowerCtx& ctx) {
       elementwise_kernel(ctx, out, {ins[0]}, [&](const View& o, const std::vector<View>& t, const View& tmp) {
         View h = kernels::corner(narrow.next(), o.partitions(), o.free_size());
         if (sat) {
-          ctx.kb.tensor_scalar(tmp, t[0], AluOp::Min, mx, AluOp::Max, -mx);  // fmin/fmax: NaN -> +-max
+          ctx.kb.tensor_scalar(tmp, t[0], AluOp::Min, mx, AluOp::Max, -mx);  // NaN stays NaN here; the select keeps it
           ctx.kb.tensor_tensor(o, t[0], t[0], AluOp::IsEqual);                 // 0 where NaN
           ctx.kb.select(tmp, o, tmp, t[0]);
           ctx.kb.copy(h, tmp);

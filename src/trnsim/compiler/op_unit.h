@@ -26,6 +26,9 @@ inline const ConstData& data(const Graph& g, const std::string& t) { return *g.t
 
 // Shared rules of the element-wise families (elementwise_rules.cpp).
 void infer_broadcast(Graph& g, const Node& n);   // numpy broadcasting of all inputs, input 0's type
+// Inputs first.. must share one element type (ONNX constraint T; Add(float, int64) is invalid).
+void require_one_type(const Graph& g, const Node& n, size_t first);
+void infer_binary(Graph& g, const Node& n);      // require_one_type from 0, then infer_broadcast
 void infer_same(Graph& g, const Node& n);        // input 0's shape and type
 void eval_broadcast(Graph& g, const Node& n, std::vector<double>& out);  // rules.binary folded over the inputs
 void eval_map(Graph& g, const Node& n, std::vector<double>& out);        // rules.unary per element

@@ -1,6 +1,9 @@
 #include "trnsim/compiler/shape_inference.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <set>
 
 #include <deque>
 #include <iterator>
@@ -13,10 +16,26 @@ namespace {
 
 constexpr int64_t kFoldLimit = 1 << 16;  // elements: shape sub-graphs, not weights
 
+// A --dim that no symbolic input axis takes (a typo) would be silently ignored: refuse it,
+// naming the axes the model has. Checked against the model, not against what `shapes` overrides.
+void check_dim_names(const Graph& g, const std::map<std::string, int64_t>& dims) {
+  std::set<std::string> known;
+  for (const auto& name : g.inputs) {
+    const auto& t = g.tensor(name);
+    for (size_t i = 0; i < t.dim_params.size() && i < t.shape.size(); ++i)
+      if (!t.dim_params[i].empty()) known.insert({t.dim_params[i], fmt::format("{}[{}]", name, i)});
+  }
+  for (const auto& [d, size] : dims)
+    if (!known.count(d))
+      throw ConfigError(fmt::format("--dim {}={}: the model has no symbolic input axis '{}'; its symbolic axes: {}", d,
+                                    size, d, known.empty() ? std::string("none") : fmt::format("{}", fmt::join(known, ", "))));
+}
+
 }  // namespace
 
 std::vector<std::string> bind_inputs(Graph& g, const std::map<std::string, Shape>& shapes,
                                      const std::map<std::string, int64_t>& dims, int64_t batch) {
+  check_dim_names(g, dims);
   std::vector<std::string> defaulted;
   bool batch_bound = false;  // some input's symbolic first axis took `batch`
   for (const auto& name : g.inputs) {

@@ -28,7 +28,8 @@ double width(const hw::EngineSpec& e, std::initializer_list<const AccessPattern*
 }
 
 bool wide_stride(const AccessPattern& a) {
-  return a.ndims > 0 && std::abs(a.dims[a.ndims - 1].stride) * a.element_bytes() > 16 &&
+  // int64: a loaded program's stride may be any int32 (x 4 bytes overflowed int; fuzz, tpg)
+  return a.ndims > 0 && std::abs(static_cast<int64_t>(a.dims[a.ndims - 1].stride)) * a.element_bytes() > 16 &&
          a.dims[a.ndims - 1].count > 1;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <variant>
 
+#include "trnsim/common/ieee_minmax.h"
 #include "trnsim/isa/access_pattern.h"
 
 namespace trnsim::isa {
@@ -54,8 +55,8 @@ inline float alu_apply(AluOp op, float a, float b) {
     case AluOp::Sub: return a - b;
     case AluOp::Mul: return a * b;
     case AluOp::Div: return a / b;
-    case AluOp::Max: return std::fmax(a, b);
-    case AluOp::Min: return std::fmin(a, b);
+    case AluOp::Max: return ieee_maximum(a, b);  // NaN propagates (ONNX, IEEE 754-2019)
+    case AluOp::Min: return ieee_minimum(a, b);
     case AluOp::Pow: return std::pow(a, b);
     case AluOp::Mod: return std::fmod(a, b);
     case AluOp::AbsMax: return std::fmax(std::fabs(a), std::fabs(b));

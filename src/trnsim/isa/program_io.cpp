@@ -18,6 +18,7 @@ void BinaryReader::fail(const char* what, const std::string& why) const {
 void BinaryReader::raw(void* p, size_t n, const char* what) {
   if (n > remaining())
     fail(what, fmt::format("needs {} bytes, {} left", n, remaining()));
+  if (n == 0) return;  // an empty vector's data() may be null: memcpy(nullptr, .., 0) is undefined
   std::memcpy(p, data_.data() + pos_, n);
   pos_ += n;
 }

@@ -22,7 +22,7 @@ LoadedModel::LoadedModel(const compiler::CompiledModel& model, const hw::ChipSpe
     // silently rounded (16777217 became 16777216).
     if (compiler::is_integral(t.type) && device_reads.count(name))
       for (double v : *t.data)
-        if (std::fabs(v) > 16777216.0)
+        if (std::isfinite(v) && std::fabs(v) > 16777216.0)  // +-inf: a rewrite's exact sentinel
           throw UnsupportedError(fmt::format("unsupported: constant '{}' holds the integer {}, beyond 2^24 (the chip holds it as fp32)",
                                              name, v));
   }

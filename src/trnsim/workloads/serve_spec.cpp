@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 #include "trnsim/common/error.h"
 
@@ -39,6 +40,13 @@ int64_t positive(const json& v, const std::string& name) {
   const int64_t x = integer(v, name);
   if (x < 1) throw ConfigError(fmt::format("--{}: {}; expected >= 1", name, x));
   return x;
+}
+
+// An int field (ranks, replicas, tokens): 2^32 + 4 must not become 4.
+int as_int(int64_t x, const std::string& name) {
+  if (x > std::numeric_limits<int32_t>::max() || x < std::numeric_limits<int32_t>::min())
+    throw ConfigError(fmt::format("--{}: {} is too large (at most {})", name, x, std::numeric_limits<int32_t>::max()));
+  return static_cast<int>(x);
 }
 
 double non_negative(const json& v, const std::string& name) {
@@ -78,10 +86,10 @@ std::vector<ServeOptionInfo> make_table() {
   return {
       {"model", K::Value, "a model preset (configs/models) or a Hugging Face config.json", FIELD(s.model = text(v, "model"))},
       {"system", K::Value, "a system preset or a system .yaml", FIELD(s.deployment.system = text(v, "system"))},
-      {"tp", K::Value, "tensor-parallel ranks of one replica", FIELD(s.deployment.tp = static_cast<int>(positive(v, "tp")))},
-      {"pp", K::Value, "pipeline stages of one replica (default 1)", FIELD(s.deployment.pp = static_cast<int>(positive(v, "pp")))},
-      {"ep", K::Value, "expert-parallel groups (MoE)", FIELD(s.deployment.ep = static_cast<int>(positive(v, "ep")))},
-      {"lnc", K::Value, "logical NeuronCore size (0: the chip's default)", FIELD(s.deployment.lnc = static_cast<int>(integer(v, "lnc")))},
+      {"tp", K::Value, "tensor-parallel ranks of one replica", FIELD(s.deployment.tp = as_int(positive(v, "tp"), "tp"))},
+      {"pp", K::Value, "pipeline stages of one replica (default 1)", FIELD(s.deployment.pp = as_int(positive(v, "pp"), "pp"))},
+      {"ep", K::Value, "expert-parallel groups (MoE)", FIELD(s.deployment.ep = as_int(positive(v, "ep"), "ep"))},
+      {"lnc", K::Value, "logical NeuronCore size (0: the chip's default)", FIELD(s.deployment.lnc = as_int(integer(v, "lnc"), "lnc"))},
       {"dtype", K::Value, "matmul compute dtype: bf16 or fp8", FIELD(s.deployment.dtype = text(v, "dtype"))},
       {"weights", K::Value, "weight storage: bf16, fp8 or int8", FIELD(s.deployment.weights = text(v, "weights"))},
       {"sequence-parallel", K::Flag, "norms and residuals split over the TP ranks (Megatron sequence parallelism)",
@@ -94,20 +102,20 @@ std::vector<ServeOptionInfo> make_table() {
       {"pue", K::Value, "power usage effectiveness for the facility-level energy figures (default 1.15)",
        FIELD(s.pue = real(v, "pue"); if (!(s.pue >= 1)) throw ConfigError(fmt::format("--pue: {}; expected >= 1", s.pue)))},
       {"replicas", K::Value, "replicas of the deployment (decode replicas when disaggregated)",
-       FIELD(s.options.cluster.replicas = static_cast<int>(positive(v, "replicas")))},
+       FIELD(s.options.cluster.replicas = as_int(positive(v, "replicas"), "replicas"))},
       {"prefill-replicas", K::Value, "prefill replicas: prefill/decode disaggregation (default 0: off)",
-       FIELD(s.options.cluster.prefill_replicas = static_cast<int>(integer(v, "prefill-replicas")))},
+       FIELD(s.options.cluster.prefill_replicas = as_int(integer(v, "prefill-replicas"), "prefill-replicas"))},
       {"router", K::Value, "round-robin, least-outstanding (default) or kv-aware", FIELD(s.options.cluster.router = text(v, "router"))},
       {"batching", K::Value, "continuous (vLLM, default) or static (transformers-neuronx buckets)",
        FIELD(s.options.engine.batching = text(v, "batching"))},
       {"max-seqs", K::Value, "sequences per iteration (vLLM max_num_seqs; static: compiled batch), default 256",
-       FIELD(s.options.engine.max_seqs = static_cast<int>(positive(v, "max-seqs")))},
+       FIELD(s.options.engine.max_seqs = as_int(positive(v, "max-seqs"), "max-seqs"))},
       {"max-batched-tokens", K::Value, "tokens per iteration (vLLM max_num_batched_tokens), default 8192",
        FIELD(s.options.engine.max_batched_tokens = positive(v, "max-batched-tokens"))},
       {"no-chunked-prefill", K::Flag, "prompts are not cut into chunks (each must fit in max-batched-tokens)",
        FIELD(s.options.engine.chunked_prefill = !flag(v, "no-chunked-prefill"))},
       {"block-tokens", K::Value, "KV-cache block (page) size in tokens, default 16",
-       FIELD(s.options.engine.block_tokens = static_cast<int>(positive(v, "block-tokens")))},
+       FIELD(s.options.engine.block_tokens = as_int(positive(v, "block-tokens"), "block-tokens"))},
       {"hbm-utilization", K::Value, "fraction of HBM the engine may use (vLLM gpu_memory_utilization), default 0.9",
        FIELD(s.options.engine.hbm_utilization = real(v, "hbm-utilization"))},
       {"kv-blocks", K::Value, "KV-cache blocks per replica (default: what HBM leaves)",
@@ -121,9 +129,9 @@ std::vector<ServeOptionInfo> make_table() {
       {"prefix-caching", K::Flag, "cache shared prompt prefixes (vLLM automatic prefix caching)",
        FIELD(s.options.engine.prefix_caching = flag(v, "prefix-caching"))},
       {"prefix-groups", K::Value, "requests share one of this many prompt prefixes (system prompts)",
-       FIELD(s.options.traffic.prefix_groups = static_cast<int>(integer(v, "prefix-groups")))},
+       FIELD(s.options.traffic.prefix_groups = as_int(integer(v, "prefix-groups"), "prefix-groups"))},
       {"prefix-tokens", K::Value, "tokens of each shared prefix",
-       FIELD(s.options.traffic.prefix_tokens = static_cast<int>(integer(v, "prefix-tokens")))},
+       FIELD(s.options.traffic.prefix_tokens = as_int(integer(v, "prefix-tokens"), "prefix-tokens"))},
       {"buckets", K::List, "static batching: sequence-length buckets (default powers of 2 from 128)",
        [](ServeSpec& s, const json& v) {
          s.options.engine.buckets.clear();
@@ -139,7 +147,7 @@ std::vector<ServeOptionInfo> make_table() {
       {"ramp-to", K::Value, "ramp: the rate at the end, requests/s", FIELD(s.options.traffic.arrivals.ramp_to_qps = real(v, "ramp-to"))},
       {"ramp-s", K::Value, "ramp: its length, s (default --duration)", FIELD(s.options.traffic.arrivals.ramp_s = real(v, "ramp-s"))},
       {"concurrency", K::Value, "closed loop: N clients, each sends when its previous request ends",
-       FIELD(s.options.traffic.concurrency = static_cast<int>(positive(v, "concurrency")))},
+       FIELD(s.options.traffic.concurrency = as_int(positive(v, "concurrency"), "concurrency"))},
       {"offline", K::Flag, "all requests queued at time 0 (MLPerf Offline, trtllm-bench)",
        FIELD(s.options.traffic.offline = flag(v, "offline"))},
       {"trace", K::Value, "replay an Azure-format CSV (TIMESTAMP,ContextTokens,GeneratedTokens)",
@@ -173,8 +181,8 @@ std::vector<ServeOptionInfo> make_table() {
          const std::string t = text(v, "autoscale");
          const size_t c = t.find(':');
          if (c == std::string::npos) throw ConfigError(fmt::format("--autoscale '{}': expected MIN:MAX", t));
-         s.options.cluster.autoscale_min = static_cast<int>(positive(t.substr(0, c), "autoscale"));
-         s.options.cluster.autoscale_max = static_cast<int>(positive(t.substr(c + 1), "autoscale"));
+         s.options.cluster.autoscale_min = as_int(positive(t.substr(0, c), "autoscale"), "autoscale");
+         s.options.cluster.autoscale_max = as_int(positive(t.substr(c + 1), "autoscale"), "autoscale");
          if (s.options.cluster.autoscale_max < s.options.cluster.autoscale_min)
            throw ConfigError(fmt::format("--autoscale '{}': MAX below MIN", t));
        }},
@@ -193,7 +201,7 @@ std::vector<ServeOptionInfo> make_table() {
       {"compile-s", K::Value, "cold start: compiling the program, s (default 600)",
        FIELD(s.options.cold.compile_s = non_negative(v, "compile-s"))},
       {"warmup-iterations", K::Value, "cold start: warm-up prefill+decode pairs (default 2)",
-       FIELD(s.options.cold.warmup_iterations = static_cast<int>(integer(v, "warmup-iterations")))},
+       FIELD(s.options.cold.warmup_iterations = as_int(integer(v, "warmup-iterations"), "warmup-iterations"))},
       {"cold", K::Flag, "the replicas start cold at time 0 (the first requests wait for them)",
        FIELD(s.options.cold.start_cold = flag(v, "cold"))},
       {"kv-transfer-gbps", K::Value, "disaggregated: KV transfer bandwidth, GB/s (default: the system's fabric)",

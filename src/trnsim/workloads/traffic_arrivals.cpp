@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "trnsim/common/error.h"
+#include "trnsim/common/limits.h"
 #include "trnsim/workloads/traffic_random.h"
 
 namespace trnsim::workloads {
@@ -15,10 +16,22 @@ using draw::exponential;
 using draw::uniform01;
 
 bool more(int64_t n, int64_t count, double t, double duration_s) {
-  return count > 0 ? n < count : t < duration_s;
+  const bool go = count > 0 ? n < count : t < duration_s;
+  if (go) check_arrival(t, n);
+  return go;
 }
 
 }  // namespace
+
+void check_arrival(double t, int64_t index) {
+  if (!(t <= kMaxTrafficSpanS))
+    throw ConfigError(fmt::format("traffic: request {} would arrive at {:.3g} s, past the {:.0f} s (30 days) a run can "
+                                  "simulate; raise --rate (or --trace-speedup) or send fewer requests", index + 1, t,
+                                  kMaxTrafficSpanS));
+  if ((index & 0xFFFF) == 0xFFFF)  // every 65,536 requests: the memory they take so far
+    check_memory(static_cast<double>(index + 1) * kHostBytesPerRequest, fmt::format("traffic of more than {} requests", index),
+                 "send fewer requests (--requests, --duration)");
+}
 
 const std::vector<std::string>& arrival_process_names() {
   static const std::vector<std::string> names{"poisson", "gamma", "onoff", "ramp"};

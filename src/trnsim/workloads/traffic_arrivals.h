@@ -19,6 +19,15 @@ struct ArrivalSpec {
   double ramp_s = 0;                // ramp duration (the run's --duration if 0)
 };
 
+// The longest traffic a run takes: the simulator's clock is int64 picoseconds (106 days), so
+// arrivals (and a trace's span) are held to 30 days; past it, a ConfigError, never a wrapped clock.
+inline constexpr double kMaxTrafficSpanS = 30 * 86400.0;
+// Host memory a request costs while a run holds it (arrival, lengths, its record and metrics):
+// the estimate behind the memory limit's bound on --requests.
+inline constexpr double kHostBytesPerRequest = 512;
+// Refuses request `index` arriving at `t` s: past kMaxTrafficSpanS, or past the memory limit.
+void check_arrival(double t, int64_t index);
+
 // Checks the spec; a ConfigError naming the field otherwise.
 void validate(const ArrivalSpec& spec);
 

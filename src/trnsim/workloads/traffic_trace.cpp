@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include "trnsim/common/error.h"
+#include "trnsim/common/file_read.h"
+#include "trnsim/common/limits.h"
+#include "trnsim/workloads/traffic_arrivals.h"
 
 namespace trnsim::workloads {
 namespace {
@@ -36,17 +38,34 @@ int64_t days_from_civil(int64_t y, int m, int d) {
   return era * 146097 + doe - 719468;
 }
 
-bool parse_timestamp(const std::string& s, double& out) {
-  int y, mo, d, h, mi;
-  double sec;
-  char tail = 0;
-  if (std::sscanf(s.c_str(), "%d-%d-%d %d:%d:%lf%c", &y, &mo, &d, &h, &mi, &sec, &tail) == 6) {
-    out = static_cast<double>(days_from_civil(y, mo, d)) * 86400.0 + h * 3600.0 + mi * 60.0 + sec;
-    return mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h >= 0 && h < 24 && mi >= 0 && mi < 60;
+// "YYYY-MM-DD HH:MM:SS[.fffffff]", each field read with from_chars (sscanf's %d overflow is
+// undefined behaviour, and its %lf took "nan" seconds, which passed every later check).
+bool parse_civil(const std::string& s, double& out) {
+  const char* p = s.data();
+  const char* end = p + s.size();
+  int v[5];
+  const char seps[5] = {'-', '-', ' ', ':', ':'};
+  for (int k = 0; k < 5; ++k) {
+    auto r = std::from_chars(p, end, v[k]);
+    if (r.ec != std::errc() || r.ptr == end || *r.ptr != seps[k]) return false;
+    p = r.ptr + 1;
   }
+  double sec = 0;
+  auto r = std::from_chars(p, end, sec, std::chars_format::fixed);
+  if (r.ec != std::errc() || r.ptr != end || !(sec >= 0 && sec < 61)) return false;
+  const auto [y, mo, d, h, mi] = v;
+  if (y < 1 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 || mi > 59) return false;
+  out = static_cast<double>(days_from_civil(y, mo, d)) * 86400.0 + h * 3600.0 + mi * 60.0 + sec;
+  return true;
+}
+
+// A civil timestamp or plain seconds (finite, at most kMaxAbsSeconds in magnitude).
+constexpr double kMaxAbsSeconds = 1e12;
+bool parse_timestamp(const std::string& s, double& out) {
+  if (parse_civil(s, out)) return true;
   const char* end = s.data() + s.size();
   auto r = std::from_chars(s.data(), end, out);
-  return r.ec == std::errc() && r.ptr == end && std::isfinite(out);
+  return r.ec == std::errc() && r.ptr == end && std::isfinite(out) && std::fabs(out) <= kMaxAbsSeconds;
 }
 
 int32_t parse_length(const std::string& s, const std::string& where) {
@@ -62,8 +81,14 @@ int32_t parse_length(const std::string& s, const std::string& where) {
 }  // namespace
 
 std::vector<TraceRow> read_azure_trace(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(fmt::format("trace {}: cannot open the file", path));
+  // Read whole and bounded: /dev/zero has no newline and a FIFO no end.
+  return parse_azure_trace(read_file_bounded<ConfigError>(path, memory_limit_bytes() / 4,
+                                                          "a trace is read whole; a quarter of TRNSIM_MAX_MEMORY"),
+                           path);
+}
+
+std::vector<TraceRow> parse_azure_trace(const std::string& text, const std::string& path) {
+  std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line)) throw ConfigError(fmt::format("trace {}: empty file, expected a CSV header", path));
   const auto header = split_csv(line);
@@ -93,6 +118,9 @@ std::vector<TraceRow> read_azure_trace(const std::string& path) {
       throw ConfigError(fmt::format("trace {}: row {}, TIMESTAMP {} is earlier than the row before; rows must be "
                                     "sorted by time", path, row, cells[col[0]]));
     prev = t;
+    if (t - first > kMaxTrafficSpanS)
+      throw ConfigError(fmt::format("trace {}: row {}, TIMESTAMP {} is {:.0f} s after the first row; a trace spans at "
+                                    "most {:.0f} s (30 days)", path, row, cells[col[0]], t - first, kMaxTrafficSpanS));
     TraceRow r;
     r.time_s = t - first;
     r.input = parse_length(cells[col[1]], fmt::format("trace {}: row {}, ContextTokens", path, row));

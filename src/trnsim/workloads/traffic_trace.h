@@ -15,6 +15,8 @@ struct TraceRow {
   int32_t input = 0, output = 0;
 };
 
-std::vector<TraceRow> read_azure_trace(const std::string& path);
+std::vector<TraceRow> read_azure_trace(const std::string& path);  // bounded read, then parse
+// The same from the file's text; `path` names it in errors (the fuzz target's entry).
+std::vector<TraceRow> parse_azure_trace(const std::string& text, const std::string& path);
 
 }  // namespace trnsim::workloads

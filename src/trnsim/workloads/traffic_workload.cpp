@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include "trnsim/common/error.h"
+#include "trnsim/common/limits.h"
+#include "trnsim/workloads/traffic_arrivals.h"
 #include "trnsim/workloads/traffic_random.h"
 
 namespace trnsim::workloads {
@@ -14,6 +16,11 @@ RequestSource::RequestSource(const TrafficOptions& opt, int64_t max_context)
     throw ConfigError("traffic: give exactly one of --rate QPS, --concurrency N, --offline or --trace FILE.csv");
   if (opt.requests < 0) throw ConfigError(fmt::format("--requests {}: expected >= 0", opt.requests));
   if (opt.duration_s < 0) throw ConfigError(fmt::format("--duration {}: expected >= 0", opt.duration_s));
+  if (opt.duration_s > kMaxTrafficSpanS)
+    throw ConfigError(fmt::format("--duration {}: at most {:.0f} s (30 days; the simulator's clock)", opt.duration_s,
+                                  kMaxTrafficSpanS));
+  check_memory(static_cast<double>(opt.requests) * kHostBytesPerRequest, fmt::format("--requests {}", opt.requests),
+               "send fewer requests");
   if (opt.requests == 0 && opt.duration_s == 0 && opt.trace.empty())
     throw ConfigError("traffic: give --requests N or --duration S (how long the run sends)");
   if (opt.offline && opt.requests == 0) throw ConfigError("--offline: give --requests N (all queued at time 0)");
@@ -64,6 +71,7 @@ std::vector<Request> RequestSource::all() {
       Request r;
       r.arrival_s = (t.time_s + static_cast<double>(i / n) * span) / opt_.trace_speedup;
       if (opt_.duration_s > 0 && r.arrival_s >= opt_.duration_s) break;
+      check_arrival(r.arrival_s, i);
       r.input = t.input, r.output = t.output;
       check(r, i % n + 2);
       out.push_back(r);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "trnsim/common/ieee_minmax.h"
 #include "trnsim/compiler/op_unit.h"
 
 namespace trnsim::compiler {
@@ -51,13 +52,15 @@ void register_binary_elementwise(OpRegistry& r) {
   r.push_back(row(K::Sub, "Sub", [](double a, double b, bool) { return a - b; }));
   r.push_back(row(K::Mul, "Mul", [](double a, double b, bool) { return a * b; }));
   r.push_back(row(K::Div, "Div", [](double a, double b, bool integral) { return integral ? (b == 0 ? 0 : std::trunc(a / b)) : a / b; }));
-  r.push_back(row(K::Pow, "Pow", [](double a, double b, bool) { return std::pow(a, b); }));
+  auto pow = row(K::Pow, "Pow", [](double a, double b, bool) { return std::pow(a, b); });
+  pow.rules.infer = infer_broadcast;  // Pow(T, T1): the exponent may have another type
+  r.push_back(pow);
   auto mod = row(K::Mod, "Mod", [](double a, double b, bool) { return std::fmod(a, b); });
   mod.attributes = {"fmod"};
   mod.revised_after_opset23 = 28;  // Mod-28: new doc, changed meaning
   r.push_back(mod);
-  auto max = row(K::Max, "Max", [](double a, double b, bool) { return std::max(a, b); }, 64);
-  auto min = row(K::Min, "Min", [](double a, double b, bool) { return std::min(a, b); }, 64);
+  auto max = row(K::Max, "Max", [](double a, double b, bool) { return ieee_maximum(a, b); }, 64);
+  auto min = row(K::Min, "Min", [](double a, double b, bool) { return ieee_minimum(a, b); }, 64);
   max.rules.decompose = min.rules.decompose = decompose_max_min;
   r.push_back(max);
   r.push_back(min);

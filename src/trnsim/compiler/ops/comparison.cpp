@@ -10,6 +10,7 @@ namespace {
 using K = OpKind;
 
 void infer_bool(Graph& g, const Node& n) {
+  require_one_type(g, n, 0);
   infer_broadcast(g, n);
   g.tensor(n.outputs[0]).type = ElemType::Bool;
 }

@@ -73,7 +73,8 @@ bool decompose(GraphEditor& e, const Node& n) {
   const bool largest = n.i("largest", 1) != 0;
   std::string pos = iota_along(e, n.name + ".position", len, a, rank, ElemType::Int64);
   std::string none = e.constant(n.name + ".none", {}, {static_cast<double>(len)}, ElemType::Int64);
-  std::string gone = e.constant(n.name + ".taken", {}, {largest ? -INFINITY : INFINITY}, ElemType::Float);
+  // Taken elements become -inf (+inf for the smallest), in x's own type (Where takes one T).
+  std::string gone = e.constant(n.name + ".taken", {}, {largest ? -INFINITY : INFINITY}, g.tensor(n.inputs[0]).type);
   std::string cur = n.inputs[0];
   std::vector<std::string> values, indices;
   for (int64_t r = 0; r < k; ++r) {

@@ -5,6 +5,7 @@ namespace trnsim::compiler {
 namespace {
 
 void infer(Graph& g, const Node& n) {
+  require_one_type(g, n, 1);  // x and y: one type T (the condition is bool)
   infer_broadcast(g, n);
   g.tensor(n.outputs[0]).type = input(g, n, 1).type;
 }
