@@ -103,7 +103,7 @@ CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& o
     st.cores = opt.cores == 0 ? chip.neuron_cores : opt.cores;
     std::vector<std::string_view> back;
     if (opt.fuse) back = {"attention-fusion", "gelu-fusion", "fusion", "elementwise-fusion"};
-    for (auto p : {"dead-code", "core-split", "sbuf-placement", "memory-planning", "lowering"}) back.push_back(p);
+    for (auto p : {"dead-code", "core-split", "operand-storage", "sbuf-placement", "memory-planning", "lowering"}) back.push_back(p);
     run_passes(st, back, &cm.passes);
   } catch (const ShapeError& e) {
     // A model whose free axes cannot be 1 (a pooling window over a 1 x 1 image) fails with

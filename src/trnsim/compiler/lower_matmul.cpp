@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "trnsim/common/error.h"
@@ -110,13 +111,16 @@ struct Budget {
   bool cache = true;         // A^T cached (false: K too deep, reloaded per use)
   bool stream_b = false;     // K too deep for a double-buffered block: B tiles loaded per use
   int stream_depth = 4;      // B tiles in flight when streaming
+  bool resident_b = false;   // the core's whole share of a weight B stays in SBUF, loaded once
+  int64_t b_blocks = 0;      // blocks of B held when resident
 };
 
 // Columns of one stationary (A^T) tile: the row tile's rows, not a full 128, so that a
 // decode-shaped A (a few rows) stays resident for every K tile.
 int64_t stationary_cols(const MatmulJob& j) { return std::min<int64_t>(128, j.m); }
 
-Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t max_cols, int64_t row_tiles) {
+Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t max_cols, int64_t row_tiles,
+                   const std::vector<int64_t>& share_cols) {
   Budget b;
   const int64_t eb = numerics::info(j.dtype).bits / 8;
   // Half of SBUF at most: the other half belongs to the neighbouring node (sbuf_placement.h).
@@ -139,9 +143,23 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   // Each stationary tile takes at least one allocation granule (64 bytes per partition): a
   // few-row A over a very deep K (VGG's 25,088) is 196 granules, not 196 x 2 bytes.
   const int64_t per_row_tile = ks * std::max<int64_t>(stationary_cols(j) * eb, 64);
-  const int64_t raw = 2 * std::min<int64_t>(kRawCols, j.k) * 4;
+  const int64_t raw = 2 * std::min<int64_t>(kRawCols, j.k) * (4 + (eb < 4 ? eb : 0));  // fp32 A (+ its cast)
   b.cache = 2 * per_row_tile + raw <= for_a;
   b.group = b.cache ? std::clamp<int64_t>((for_a - raw) / per_row_tile - 1, 1, row_tiles) : 1;
+  // A weight that fits beside two row tiles of A^T stays resident, as the library kernel keeps
+  // its stationary data: every block is loaded once and read by every row tile, instead of once
+  // per group of row tiles. Row tiles then go one at a time, double-buffered.
+  if (j.b_per_batch && !b.stream_b && row_tiles > b.group) {
+    int64_t blocks = 0;  // over the core's column ranges
+    for (int64_t c : share_cols) blocks += (c + b.block_n - 1) / b.block_n;
+    const int64_t rest = 2 * per_row_tile + raw + f32_rings * 4 * b.block_n;
+    if (blocks * ks * b.block_n * eb + rest <= free) {
+      b.resident_b = true;
+      b.b_blocks = blocks;
+      b.cache = true;
+      b.group = 1;
+    }
+  }
   return b;
 }
 
@@ -169,19 +187,32 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       lower_half->sbuf({128, half / 4}, DType::F32, ctx.n.name + ".lower_half");
     }
     int64_t max_cols = 0, rows_here = 0;
+    std::vector<int64_t> share_cols;  // sizes of the distinct column ranges of this share
     for (int64_t pi = first; pi < last; ++pi) {
-      max_cols = std::max(max_cols, pieces[static_cast<size_t>(pi)].cols.size);
+      const Span& c = pieces[static_cast<size_t>(pi)].cols;
+      max_cols = std::max(max_cols, c.size);
+      if (pi == first || c.begin != pieces[static_cast<size_t>(pi - 1)].cols.begin) share_cols.push_back(c.size);
       ++rows_here;
     }
-    const Budget bud = plan_budget(kb, j, nks, max_cols, rows_here);
+    const Budget bud = plan_budget(kb, j, nks, max_cols, rows_here, share_cols);
     const int64_t bn = bud.block_n;
     const Queues q = queues(bud.stream_b || j.m < kFewRows);
     int64_t na_loads = 0, nb_loads = 0, n_stores = 0, n_evac = 0;
     const int st_depth = static_cast<int>(bud.cache ? nks * (bud.group + 1) : 2);
     TileRing st(kb, isa::Space::SBUF, {128, stationary_cols(j)}, j.dtype, st_depth, ctx.n.name + ".stationary");
-    TileRing araw(kb, isa::Space::SBUF, {128, std::min(kRawCols, j.k)}, DType::F32, 2, ctx.n.name + ".a");
-    TileRing tp(kb, isa::Space::PSUM, {128, 128}, DType::F32, 2, ctx.n.name + ".aT");
-    TileRing mv(kb, isa::Space::SBUF, {128, bn}, j.dtype, bud.stream_b ? bud.stream_depth : static_cast<int>(2 * nks), ctx.n.name + ".moving");
+    TileRing araw(kb, isa::Space::SBUF, {128, std::min(kRawCols, j.k)}, ctx.hbm(j.a.tensor).dtype() == j.dtype ? j.dtype : DType::F32, 2,
+                  ctx.n.name + ".a");
+    // Row-major fp32 A is rounded to the operand dtype before its transposes (the same values
+    // as rounding after them), so that TensorE transposes at the operand's rate, not fp32's.
+    // An A already held at the operand width (operand_storage.h) loads as it is.
+    const bool a_narrow = ctx.hbm(j.a.tensor).dtype() == j.dtype;
+    const bool cast_a = a_rows && eb < 4 && !a_narrow;
+    std::optional<TileRing> acast;
+    if (cast_a) acast.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, std::min(kRawCols, j.k)}, j.dtype, 2, ctx.n.name + ".a_cast");
+    TileRing tp(kb, isa::Space::PSUM, {128, 128}, a_rows && eb < 4 ? j.dtype : DType::F32, 2, ctx.n.name + ".aT");
+    const int mv_depth = bud.stream_b ? bud.stream_depth : static_cast<int>((bud.resident_b ? bud.b_blocks : 2) * nks);
+    TileRing mv(kb, isa::Space::SBUF, {128, bn}, j.dtype, mv_depth, ctx.n.name + ".moving");
+    std::map<int64_t, std::vector<View>> resident;  // resident B blocks by first column
     // Streaming accumulates every 512-column bank of a block at once (one B load per K tile
     // feeds them all): as many banks plus two, so the next block starts under the evacuation.
     const int64_t banks = (bn + kTileN - 1) / kTileN;
@@ -196,6 +227,13 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       opr.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32, 2, ctx.n.name + ".operand");
       tmp.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32, 2, ctx.n.name + ".tmp");
     }
+
+    auto cast = [&](const View& a) {
+      View c = kernels::corner(acast->next(), a.partitions(), a.shape()[1]);
+      if (n_evac++ % 2) kb.activation(c, a, ActFunc::Copy);
+      else kb.copy(c, a);
+      return c;
+    };
 
     // A^T tiles of one row tile, all K: row-major A is loaded 1024 columns per DMA and
     // transposed on TensorE 128 x 128 at a time; otherwise each [K tile, M tile] is loaded.
@@ -231,6 +269,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       for (const Span& chunk : kernels::split(j.k, kRawCols)) {
         View a = kernels::corner(araw.next(), mt.size, chunk.size);
         kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, chunk), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
+        if (cast_a) a = cast(a);
         for (const Span& kt : kernels::split(chunk.size, 128)) {
           View t = kernels::corner(tp.next(), kt.size, mt.size);
           kb.transpose(t, a.slice({{0, mt.size}, {kt.begin, kt.end()}}));
@@ -252,6 +291,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       }
       View a = kernels::corner(araw.next(), mt.size, kt.size);
       kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, kt), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
+      if (cast_a) a = cast(a);
       View t = kernels::corner(tp.next(), kt.size, mt.size);
       kb.transpose(t, a);
       kb.copy(s, t);
@@ -278,8 +318,12 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
           kb.load(m, ctx.view(j.b, pb, 0, bi, kt, cols), {.queue = kQueueB + static_cast<int>(nb_loads++ % q.b)});
           return m;
         };
-        if (!bud.stream_b)
+        if (bud.resident_b && resident.count(cb.begin)) {
+          block = resident[cb.begin];
+        } else if (!bud.stream_b) {
           for (const Span& kt : ks) block.push_back(load_b(kt, cb));
+          if (bud.resident_b) resident[cb.begin] = block;
+        }
         std::vector<View> shared(j.epilogue.size());  // row-broadcast operands: once per block
         for (size_t e = 0; e < j.epilogue.size(); ++e)
           if (!j.epilogue[e].first.operand.empty() && pe[e].row_stride[0] == 0 && pe[e].col_stride[0] != 0 &&
