@@ -115,18 +115,34 @@ struct Budget {
   int64_t b_blocks = 0;      // blocks of B held when resident
 };
 
+// Whether the first epilogue op can read the PSUM accumulator directly: a plain ALU op with
+// its operand, or a ScalarE activation (not an integer op, not one that needs GpSimd).
+bool fusable_on_evacuation(const std::vector<std::pair<Epilogue, SView>>& ep) {
+  if (ep.empty()) return false;
+  const OpKind op = ep.front().first.op;
+  if (!ep.front().first.operand.empty()) return op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul;
+  return op == OpKind::Gelu || op == OpKind::Relu || op == OpKind::Tanh || op == OpKind::Sigmoid;
+}
+
+// Epilogue operands broadcast along the rows (a bias): loaded once per block of columns.
+bool row_operand(const std::pair<Epilogue, SView>& e, const TilePlan& p) {
+  return !e.first.operand.empty() && p.row_stride[0] == 0 && p.col_stride[0] != 0 &&
+         std::all_of(p.outer_strides[0].begin(), p.outer_strides[0].end(), [](int64_t x) { return x == 0; });
+}
+
+
 // Columns of one stationary (A^T) tile: the row tile's rows, not a full 128, so that a
 // decode-shaped A (a few rows) stays resident for every K tile.
 int64_t stationary_cols(const MatmulJob& j) { return std::min<int64_t>(128, j.m); }
 
 Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t max_cols, int64_t row_tiles,
-                   const std::vector<int64_t>& share_cols) {
+                   const std::vector<int64_t>& share_cols, int64_t row_operands) {
   Budget b;
   const int64_t eb = numerics::info(j.dtype).bits / 8;
   // Half of SBUF at most: the other half belongs to the neighbouring node (sbuf_placement.h).
   const int64_t half = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value()) / 2;
   const int64_t free = std::min(kb.sbuf_free_bytes_per_partition(), half);
-  const int64_t f32_rings = 2 + (j.epilogue.empty() ? 0 : 4);  // res (+ operand, tmp)
+  const int64_t f32_rings = 4 + (j.epilogue.empty() ? 0 : 4);  // res (+ operand, tmp)
   // Weight block: 2 x ks tiles of block_n columns; result rings: f32_rings x block_n x 4.
   const int64_t for_b = free * 5 / 10, for_a = free * 3 / 10;
   int64_t bn = std::min<int64_t>(kMaxBlockBytes / eb, for_b / (2 * ks * eb + f32_rings * 4));
@@ -149,10 +165,10 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   // A weight that fits beside two row tiles of A^T stays resident, as the library kernel keeps
   // its stationary data: every block is loaded once and read by every row tile, instead of once
   // per group of row tiles. Row tiles then go one at a time, double-buffered.
-  if (j.b_per_batch && !b.stream_b && row_tiles > b.group) {
+  if (j.b_per_batch && !b.stream_b && row_tiles > 1) {
     int64_t blocks = 0;  // over the core's column ranges
     for (int64_t c : share_cols) blocks += (c + b.block_n - 1) / b.block_n;
-    const int64_t rest = 2 * per_row_tile + raw + f32_rings * 4 * b.block_n;
+    const int64_t rest = 2 * per_row_tile + raw + f32_rings * 4 * b.block_n + std::max<int64_t>(2, blocks * row_operands) * 4 * b.block_n;
     if (blocks * ks * b.block_n * eb + rest <= free) {
       b.resident_b = true;
       b.b_blocks = blocks;
@@ -194,14 +210,16 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       if (pi == first || c.begin != pieces[static_cast<size_t>(pi - 1)].cols.begin) share_cols.push_back(c.size);
       ++rows_here;
     }
-    const Budget bud = plan_budget(kb, j, nks, max_cols, rows_here, share_cols);
+    int64_t n_row_operands = 0;
+    for (size_t e = 0; e < j.epilogue.size(); ++e) n_row_operands += row_operand(j.epilogue[e], pe[e]);
+    const Budget bud = plan_budget(kb, j, nks, max_cols, rows_here, share_cols, n_row_operands);
     const int64_t bn = bud.block_n;
     const Queues q = queues(bud.stream_b || j.m < kFewRows);
     int64_t na_loads = 0, nb_loads = 0, n_stores = 0, n_evac = 0;
-    const int st_depth = static_cast<int>(bud.cache ? nks * (bud.group + 1) : 2);
+    const int st_depth = static_cast<int>(bud.cache && !a_rows ? nks * (bud.group + 1) : 2);
     TileRing st(kb, isa::Space::SBUF, {128, stationary_cols(j)}, j.dtype, st_depth, ctx.n.name + ".stationary");
-    TileRing araw(kb, isa::Space::SBUF, {128, std::min(kRawCols, j.k)}, ctx.hbm(j.a.tensor).dtype() == j.dtype ? j.dtype : DType::F32, 2,
-                  ctx.n.name + ".a");
+    TileRing araw(kb, isa::Space::SBUF, {128, std::min(kRawCols, j.k)}, ctx.hbm(j.a.tensor).dtype() == j.dtype ? j.dtype : DType::F32,
+                  ctx.hbm(j.a.tensor).dtype() == j.dtype ? 4 : 2, ctx.n.name + ".a");
     // Row-major fp32 A is rounded to the operand dtype before its transposes (the same values
     // as rounding after them), so that TensorE transposes at the operand's rate, not fp32's.
     // An A already held at the operand width (operand_storage.h) loads as it is.
@@ -209,23 +227,41 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     const bool cast_a = a_rows && eb < 4 && !a_narrow;
     std::optional<TileRing> acast;
     if (cast_a) acast.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, std::min(kRawCols, j.k)}, j.dtype, 2, ctx.n.name + ".a_cast");
-    TileRing tp(kb, isa::Space::PSUM, {128, 128}, a_rows && eb < 4 ? j.dtype : DType::F32, 2, ctx.n.name + ".aT");
+    // Transposes fill a PSUM bank (8 K tiles of bf16, 4 of fp32) before one copy evacuates
+    // them, and a row tile's banks are all in flight, so that TensorE transposes back to back
+    // while VectorE/ScalarE drain them.
+    const DType tp_dt = a_rows && eb < 4 ? j.dtype : DType::F32;
+    const int64_t per_evac = std::clamp<int64_t>(2048 / (numerics::info(tp_dt).bits / 8 * 128), 1, kRawCols / 128);
+    const int64_t chunks = (j.k + kRawCols - 1) / kRawCols;
+    const int tp_depth = static_cast<int>(std::clamp<int64_t>(chunks * (kRawCols / 128 / per_evac), 2, bud.stream_b ? 2 : 3));
+    TileRing tp(kb, isa::Space::PSUM, {128, per_evac * 128}, tp_dt, tp_depth, ctx.n.name + ".aT");
+    // Row-major A: the A^T tiles of a chunk side by side, so that one copy fills several.
+    std::optional<TileRing> stc;
+    if (a_rows && bud.cache)
+      stc.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, kRawCols / 128 * stationary_cols(j)}, j.dtype,
+                  static_cast<int>(chunks * (bud.group + 1)), ctx.n.name + ".stationary_chunk");
     const int mv_depth = bud.stream_b ? bud.stream_depth : static_cast<int>((bud.resident_b ? bud.b_blocks : 2) * nks);
     TileRing mv(kb, isa::Space::SBUF, {128, bn}, j.dtype, mv_depth, ctx.n.name + ".moving");
     std::map<int64_t, std::vector<View>> resident;  // resident B blocks by first column
+    std::map<std::pair<size_t, int64_t>, View> resident_rows;  // with them, (epilogue, column) -> its row operand
     // Streaming accumulates every 512-column bank of a block at once (one B load per K tile
     // feeds them all): as many banks plus two, so the next block starts under the evacuation.
     const int64_t banks = (bn + kTileN - 1) / kTileN;
     TileRing acc(kb, isa::Space::PSUM, {128, std::min(j.n, kTileN)}, DType::F32, bud.stream_b ? static_cast<int>(banks + 2) : 4,
                  ctx.n.name + ".acc");
-    TileRing res(kb, isa::Space::SBUF, {128, bn}, DType::F32, 2, ctx.n.name + ".result");
-    std::optional<TileRing> opr, tmp, ablk;
+    // Results wait for their store DMA (~2 us): four in flight keep the evacuations going.
+    TileRing res(kb, isa::Space::SBUF, {128, bn}, DType::F32, 4, ctx.n.name + ".result");
+    std::optional<TileRing> opr, sopr, tmp, ablk;
     if (!a_rows && nks > 1 && (j.k / 128) * stationary_cols(j) * eb <= kMaxBlockBytes)
       ablk.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, (j.k / 128) * stationary_cols(j)}, j.dtype, static_cast<int>(bud.group + 1),
                    ctx.n.name + ".stationary_block");
     if (!j.epilogue.empty()) {
       opr.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32, 2, ctx.n.name + ".operand");
       tmp.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32, 2, ctx.n.name + ".tmp");
+      // Row-broadcast operands (a bias) live for a whole block: a ring of their own, so that
+      // the per-row operands' loads never overwrite them.
+      sopr.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32,
+                   static_cast<int>(bud.resident_b ? std::max<int64_t>(2, bud.b_blocks * n_row_operands) : 2), ctx.n.name + ".operand_row");
     }
 
     auto cast = [&](const View& a) {
@@ -270,14 +306,31 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
         View a = kernels::corner(araw.next(), mt.size, chunk.size);
         kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, chunk), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
         if (cast_a) a = cast(a);
-        for (const Span& kt : kernels::split(chunk.size, 128)) {
-          View t = kernels::corner(tp.next(), kt.size, mt.size);
-          kb.transpose(t, a.slice({{0, mt.size}, {kt.begin, kt.end()}}));
-          View s = kernels::corner(st.next(), kt.size, mt.size);
-          // Evacuations alternate between VectorE and ScalarE, as the attention kernel's do.
-          if (n_evac++ % 2) kb.activation(s, t, ActFunc::Copy);
-          else kb.copy(s, t);
-          out.push_back(s);
+        const auto kts = kernels::split(chunk.size, 128);
+        const View blk = stc->next();
+        const int64_t w = mt.size;
+        // Evacuations alternate between VectorE and ScalarE, as the attention kernel's do.
+        auto evacuate = [&](const View& dst, const View& src) {
+          if (n_evac++ % 2) kb.activation(dst, src, ActFunc::Copy);
+          else kb.copy(dst, src);
+        };
+        for (size_t i0 = 0; i0 < kts.size(); i0 += static_cast<size_t>(per_evac)) {
+          const size_t i1 = std::min(kts.size(), i0 + static_cast<size_t>(per_evac));
+          const View t = tp.next();
+          size_t full = i0;  // whole K tiles go out in one copy, a partial last one alone
+          for (size_t i = i0; i < i1; ++i) {
+            const int64_t c = static_cast<int64_t>(i - i0) * w;
+            kb.transpose(t.slice({{0, kts[i].size}, {c, c + w}}), a.slice({{0, mt.size}, {kts[i].begin, kts[i].end()}}));
+            if (kts[i].size == 128) full = i + 1;
+          }
+          const int64_t b0 = static_cast<int64_t>(i0) * w;
+          if (full > i0) evacuate(blk.slice({{0, 128}, {b0, static_cast<int64_t>(full) * w}}), t.slice({{0, 128}, {0, static_cast<int64_t>(full - i0) * w}}));
+          for (size_t i = full; i < i1; ++i) {
+            const int64_t c = static_cast<int64_t>(i - i0) * w;
+            evacuate(blk.slice({{0, kts[i].size}, {static_cast<int64_t>(i) * w, static_cast<int64_t>(i + 1) * w}}), t.slice({{0, kts[i].size}, {c, c + w}}));
+          }
+          for (size_t i = i0; i < i1; ++i)
+            out.push_back(blk.slice({{0, kts[i].size}, {static_cast<int64_t>(i) * w, static_cast<int64_t>(i + 1) * w}}));
         }
       }
     };
@@ -299,17 +352,37 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     };
 
     // One group: consecutive pieces of the same batch index and columns, at most bud.group.
-    for (int64_t g0 = first; g0 < last;) {
+    auto group_end = [&](int64_t g0) {
       const Piece& head = pieces[static_cast<size_t>(g0)];
       int64_t g1 = g0 + 1;
       while (g1 < last && g1 - g0 < bud.group && (j.b_per_batch || pieces[static_cast<size_t>(g1)].bi == head.bi) &&
              pieces[static_cast<size_t>(g1)].cols.begin == head.cols.begin)
         ++g1;
+      return g1;
+    };
+    auto load_group = [&](int64_t g0, int64_t g1, std::vector<std::vector<View>>& cached) {
+      cached.assign(static_cast<size_t>(g1 - g0), {});
+      for (int64_t r = g0; r < g1; ++r)
+        stationary(pieces[static_cast<size_t>(r)].bi, pieces[static_cast<size_t>(r)].mt, cached[static_cast<size_t>(r - g0)]);
+    };
+    // One row tile per group (resident B): the next row tile's A^T is built before this one's
+    // matmuls, so TensorE's transposes and the evacuations run ahead (the rings hold two).
+    const bool ahead = bud.cache && bud.group == 1;
+    std::vector<std::vector<View>> next_cached;
+    int64_t next_g0 = -1;
+    for (int64_t g0 = first; g0 < last;) {
+      const Piece& head = pieces[static_cast<size_t>(g0)];
+      const int64_t g1 = group_end(g0);
       const int64_t bi = head.bi;
       std::vector<std::vector<View>> cached(static_cast<size_t>(g1 - g0));
-      if (bud.cache)
-        for (int64_t r = g0; r < g1; ++r)
-          stationary(pieces[static_cast<size_t>(r)].bi, pieces[static_cast<size_t>(r)].mt, cached[static_cast<size_t>(r - g0)]);
+      if (bud.cache) {
+        if (ahead && next_g0 == g0) cached = std::move(next_cached);
+        else load_group(g0, g1, cached);
+        if (ahead && g1 < last) {
+          next_g0 = g1;
+          load_group(g1, group_end(g1), next_cached);
+        }
+      }
       for (const Span& cbl : kernels::split(head.cols.size, bn)) {
         const Span cb{head.cols.begin + cbl.begin, cbl.size};
         std::vector<View> block;  // B[kt, cb] for every K tile: one DMA each
@@ -326,10 +399,15 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
         }
         std::vector<View> shared(j.epilogue.size());  // row-broadcast operands: once per block
         for (size_t e = 0; e < j.epilogue.size(); ++e)
-          if (!j.epilogue[e].first.operand.empty() && pe[e].row_stride[0] == 0 && pe[e].col_stride[0] != 0 &&
-              std::all_of(pe[e].outer_strides[0].begin(), pe[e].outer_strides[0].end(), [](int64_t x) { return x == 0; })) {
-            shared[e] = kernels::corner(opr->next(), std::min<int64_t>(128, j.m), cb.size);
+          if (row_operand(j.epilogue[e], pe[e])) {
+            auto hit = resident_rows.find({e, cb.begin});
+            if (hit != resident_rows.end()) {
+              shared[e] = hit->second;
+              continue;
+            }
+            shared[e] = kernels::corner(sopr->next(), std::min<int64_t>(128, j.m), cb.size);
             kb.load(shared[e], ctx.view(j.epilogue[e].second, pe[e], 0, bi, {0, shared[e].partitions()}, cb), {.queue = kQueueOperand});
+            if (bud.resident_b) resident_rows[{e, cb.begin}] = shared[e];
           }
         for (int64_t r = g0; r < g1; ++r) {
           const Span mt = pieces[static_cast<size_t>(r)].mt;
@@ -350,25 +428,12 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
             for (size_t si = 0; si < subs.size(); ++si)
               kb.activation(out.slice({{0, mt.size}, {subs[si].begin, subs[si].end()}}), ps[si], ActFunc::Copy);
           }
-          for (const Span& s : bud.stream_b ? std::vector<Span>{} : kernels::split(cb.size, kTileN)) {
-            View ps = kernels::corner(acc.next(), mt.size, s.size);
-            for (int64_t ki = 0; ki < nks; ++ki)
-              kb.matmul(ps, bud.cache ? cached[static_cast<size_t>(r - g0)][static_cast<size_t>(ki)] : stationary_one(rb, mt, ks[static_cast<size_t>(ki)]),
-                        bud.stream_b ? load_b(ks[static_cast<size_t>(ki)], {cb.begin + s.begin, s.size})
-                                     : block[static_cast<size_t>(ki)].slice({{0, ks[static_cast<size_t>(ki)].size}, {s.begin, s.end()}}),
-                        ki == 0, ki + 1 == nks);
-            kb.activation(out.slice({{0, mt.size}, {s.begin, s.end()}}), ps, ActFunc::Copy);  // ScalarE evacuates PSUM
-          }
+          // Epilogue operands of this row tile and block, loaded before its matmuls.
+          std::vector<View> opv(j.epilogue.size());
           for (size_t e = 0; e < j.epilogue.size(); ++e) {
-            const Epilogue& ep = j.epilogue[e].first;
-            View t = kernels::corner(tmp->next(), mt.size, cb.size);
-            if (ep.operand.empty()) {
-              apply_elementwise(kb, ctx.n, ep.op, out, out, nullptr, nullptr, t, false);
-              continue;
-            }
-            View o;
+            if (j.epilogue[e].first.operand.empty()) continue;
             if (shared[e].buffer() >= 0) {
-              o = kernels::corner(shared[e], mt.size, cb.size);
+              opv[e] = kernels::corner(shared[e], mt.size, cb.size);
             } else if (pe[e].col_stride[0] == 0) {
               // Constant along the row (a conv's per-channel bias): one element per partition,
               // read back with a zero stride instead of a DMA of 4-byte runs.
@@ -377,14 +442,35 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
               isa::AccessPattern ap = one.ap();
               ap.ndims = 1;
               ap.dims[0] = {0, static_cast<int32_t>(cb.size)};
-              o = View(ap, {mt.size, cb.size}, one.buffer());
+              opv[e] = View(ap, {mt.size, cb.size}, one.buffer());
             } else {
-              o = kernels::corner(opr->next(), mt.size, cb.size);
-              kb.load(o, ctx.view(j.epilogue[e].second, pe[e], 0, rb, mt, cb), {.queue = kQueueOperand});
+              opv[e] = kernels::corner(opr->next(), mt.size, cb.size);
+              kb.load(opv[e], ctx.view(j.epilogue[e].second, pe[e], 0, rb, mt, cb), {.queue = kQueueOperand});
             }
-            if (ep.operand_first) apply_elementwise(kb, ctx.n, ep.op, out, o, &out, nullptr, t, false);
-            else apply_elementwise(kb, ctx.n, ep.op, out, out, &o, nullptr, t, false);
           }
+          // The first epilogue op reads PSUM itself (VectorE at full rate with one PSUM operand,
+          // or ScalarE's activation) instead of after a copy: the same fp32 values, one pass less.
+          const bool fuse_first = !bud.stream_b && fusable_on_evacuation(j.epilogue);
+          auto apply = [&](size_t e, const View& dst, const View& src, Span cols) {
+            const Epilogue& ep = j.epilogue[e].first;
+            View t = kernels::corner(tmp->next(), mt.size, cols.size);
+            if (ep.operand.empty()) return apply_elementwise(kb, ctx.n, ep.op, dst, src, nullptr, nullptr, t, false);
+            const View o = opv[e].slice({{0, mt.size}, {cols.begin, cols.end()}});
+            if (ep.operand_first) apply_elementwise(kb, ctx.n, ep.op, dst, o, &src, nullptr, t, false);
+            else apply_elementwise(kb, ctx.n, ep.op, dst, src, &o, nullptr, t, false);
+          };
+          for (const Span& s : bud.stream_b ? std::vector<Span>{} : kernels::split(cb.size, kTileN)) {
+            View ps = kernels::corner(acc.next(), mt.size, s.size);
+            for (int64_t ki = 0; ki < nks; ++ki)
+              kb.matmul(ps, bud.cache ? cached[static_cast<size_t>(r - g0)][static_cast<size_t>(ki)] : stationary_one(rb, mt, ks[static_cast<size_t>(ki)]),
+                        bud.stream_b ? load_b(ks[static_cast<size_t>(ki)], {cb.begin + s.begin, s.size})
+                                     : block[static_cast<size_t>(ki)].slice({{0, ks[static_cast<size_t>(ki)].size}, {s.begin, s.end()}}),
+                        ki == 0, ki + 1 == nks);
+            const View dst = out.slice({{0, mt.size}, {s.begin, s.end()}});
+            if (fuse_first) apply(0, dst, ps, s);
+            else kb.activation(dst, ps, ActFunc::Copy);  // ScalarE evacuates PSUM
+          }
+          for (size_t e = fuse_first ? 1 : 0; e < j.epilogue.size(); ++e) apply(e, out, out, {0, cb.size});
           kb.store(ctx.view(j.out, po, 0, rb, mt, cb), out, {.queue = q.store + static_cast<int>(n_stores++ % q.stores)});
         }
       }
