@@ -165,7 +165,7 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   // A weight that fits beside two row tiles of A^T stays resident, as the library kernel keeps
   // its stationary data: every block is loaded once and read by every row tile, instead of once
   // per group of row tiles. Row tiles then go one at a time, double-buffered.
-  if (j.b_per_batch && !b.stream_b && row_tiles > 1) {
+  if (j.b_per_batch && !b.stream_b && row_tiles > b.group) {
     int64_t blocks = 0;  // over the core's column ranges
     for (int64_t c : share_cols) blocks += (c + b.block_n - 1) / b.block_n;
     const int64_t rest = 2 * per_row_tile + raw + f32_rings * 4 * b.block_n + std::max<int64_t>(2, blocks * row_operands) * 4 * b.block_n;
@@ -375,9 +375,13 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       const int64_t g1 = group_end(g0);
       const int64_t bi = head.bi;
       std::vector<std::vector<View>> cached(static_cast<size_t>(g1 - g0));
+      // A group's A^T tiles are built row by row, one row ahead of that row's first matmuls,
+      // so that TensorE starts on row 0 while the later rows' A still loads.
+      bool lazy = false;
       if (bud.cache) {
         if (ahead && next_g0 == g0) cached = std::move(next_cached);
-        else load_group(g0, g1, cached);
+        else if (ahead) load_group(g0, g1, cached);
+        else lazy = true;
         if (ahead && g1 < last) {
           next_g0 = g1;
           load_group(g1, group_end(g1), next_cached);
@@ -412,6 +416,10 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
         for (int64_t r = g0; r < g1; ++r) {
           const Span mt = pieces[static_cast<size_t>(r)].mt;
           const int64_t rb = pieces[static_cast<size_t>(r)].bi;  // this row tile's batch index
+          if (lazy && cbl.begin == 0) {  // this row's A^T (first row only) and the next row's, one ahead
+            for (int64_t x = (r == g0 ? g0 : r + 1); x <= r + 1 && x < g1; ++x)
+              stationary(pieces[static_cast<size_t>(x)].bi, pieces[static_cast<size_t>(x)].mt, cached[static_cast<size_t>(x - g0)]);
+          }
           View out = kernels::corner(res.next(), mt.size, cb.size);
           if (bud.stream_b) {
             // One load of B[kt, block] per K tile, read by every bank's accumulation.

@@ -25,9 +25,6 @@ void store_operands_narrow(Graph& g, ElemType narrow) {
   for (const Node& n : g.nodes)  // epilogue operands are read in fp32 on the PSUM evacuation
     for (const Epilogue& e : n.epilogue)
       if (!e.operand.empty()) fixed.insert(e.operand);
-  std::set<std::string> reshaped;  // outputs of Reshapes: retyped with their source
-  for (const Node& n : g.nodes)
-    if (n.op == OpKind::Reshape) reshaped.insert(n.outputs[0]);
 
   // The tensor and the Reshapes of it, if every read of them is a TensorE operand.
   std::function<bool(const std::string&, std::vector<std::string>&)> only_operand =
@@ -51,9 +48,11 @@ void store_operands_narrow(Graph& g, ElemType narrow) {
         return true;
       };
   for (const Node& n : g.nodes) {
-    if (n.op == OpKind::Reshape) continue;  // a Reshape's output goes with its source
+    // Producers whose stores convert on the way out (the matmul's and attention's result
+    // tiles); library kernels such as LayerNorm keep their input's dtype.
+    if (n.op != OpKind::MatMul && n.op != OpKind::FusedAttention) continue;
     for (const std::string& o : n.outputs) {
-      if (o.empty() || reshaped.count(o)) continue;
+      if (o.empty()) continue;
       std::vector<std::string> group;
       if (!only_operand(o, group)) continue;
       for (const std::string& t : group) g.tensor(t).type = narrow;

@@ -13,7 +13,8 @@ namespace {
 
 constexpr int64_t kQTile = 128;
 constexpr int64_t kKvBlock = 512;    // keys per S block: one PSUM bank of fp32
-constexpr float kMasked = -1e30f;    // exp(scale * (s + kMasked) - m) == 0 in fp32
+constexpr float kMasked = -1e30f;
+constexpr int kLoadQueues = 12, kStoreQueues = 4;  // of the builder's 16    // exp(scale * (s + kMasked) - m) == 0 in fp32
 enum Col : int64_t { kMax0 = 0, kSum0 = 2, kNegMax = 4, kBlockMax = 5, kAlpha = 6, kRowSum = 7,
                      kRecip = 8, kCols = 9 };
 
@@ -64,6 +65,16 @@ Dims check_spec(const AttentionSpec& s) {
   check_operand(s.out, "out", d.heads);
   if (s.mask) check_operand(*s.mask, "mask", d.heads);
   return d;
+}
+
+// Keys [k0, k0 + 128 * tiles) of head h as [128, tiles * d]: the partition is the key's
+// place in its tile, then (tile, column) along the free axis.
+View tile_view(const AttentionOperand& o, int64_t h, int64_t k0, int64_t tiles, int64_t d) {
+  isa::AccessPattern ap = o.rows(h, {k0, k0 + 128}, {0, d}).ap();
+  ap.ndims = 2;
+  ap.dims[0] = {static_cast<int32_t>(128 * o.row_stride), static_cast<int32_t>(tiles)};
+  ap.dims[1] = {static_cast<int32_t>(o.col_stride), static_cast<int32_t>(d)};
+  return View(ap, {128, tiles * d}, o.tensor.buffer());
 }
 
 }  // namespace
@@ -148,23 +159,37 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
     throw ShapeError(fmt::format("attention: seq {} needs {} KiB per partition of SBUF for one head's K^T "
                                  "and V ({}), at most {} KiB fit: use seq <= {}", n.sk, kv_bytes / 1024,
                                  numerics::name(dt), avail / 1024, avail / (dsz * (1 + n.d / 128.0)) / 128 * 128));
-  const int kv_depth = 2 * kv_bytes <= avail ? 2 : 1;
   const DType pdt = dt == DType::F32 ? DType::F32 : DType::BF16;  // P feeds TensorE
-  const size_t group_size = pdt == DType::F32 ? 2 : kGroup;
+  // Short sequences (a block of at most 256 keys) take a fraction of a PSUM bank per tile:
+  // twice as many tiles interleave when the group's PSUM tiles still fit.
+  const int64_t kvb = std::min<int64_t>(kKvBlock, (n.sk + 127) / 128 * 128);
+  auto psum_bytes = [&](int64_t gs) {  // transposes, scores, P^T, P V
+    return 2 * kvb * 4 + gs * (kvb * 4 + kvb * static_cast<int64_t>(numerics::storage_bytes(pdt, 1)) + n.d * 4);
+  };
+  const size_t base_group = pdt == DType::F32 ? 2 : kGroup;
+  const bool wide = kvb <= 256 && psum_bytes(2 * static_cast<int64_t>(base_group)) <=
+                                      static_cast<int64_t>(kb.chip().core.psum.bytes_per_partition.value());
+  const size_t group_size = base_group * (wide ? 2 : 1);
   const int g = static_cast<int>(group_size);
+  // A group interleaves query tiles of several heads when K^T and V of two groups' heads fit
+  // (short sequences: a head is one query tile, whose steps alone leave the engines idle).
+  const bool cross_heads = static_cast<int64_t>(2 * group_size) * kv_bytes <= avail;
+  const int kv_depth = cross_heads ? 2 * g : 2 * kv_bytes <= avail ? 2 : 1;
+  // Block-wide tiles (kvb) only as wide as a block can be.
   TileRing kt_ring(kb, Space::SBUF, {128, n.sk}, dt, kv_depth, "attention.kT");
   TileRing v_ring(kb, Space::SBUF, {128, nkt * n.d}, dt, kv_depth, "attention.v");
-  TileRing ld_ring(kb, Space::SBUF, {128, n.d}, dt, 4, "attention.load");
+  TileRing ld_ring(kb, Space::SBUF, {128, n.d}, dt, 4 * g, "attention.load");
+  TileRing kblk_ring(kb, Space::SBUF, {128, kvb / 128 * n.d}, dt, 2 * g, "attention.k");
   TileRing qt_ring(kb, Space::SBUF, {128, kQTile}, dt, 2 * g, "attention.qT");
-  TileRing tps_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, 1, "attention.transpose");
-  TileRing s_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, g, "attention.scores");
-  TileRing sm_ring(kb, Space::SBUF, {128, kKvBlock}, DType::F32, 2 * g, "attention.masked");
+  TileRing tps_ring(kb, Space::PSUM, {128, kvb}, DType::F32, kvb < kKvBlock ? 2 : 1, "attention.transpose");
+  TileRing s_ring(kb, Space::PSUM, {128, kvb}, DType::F32, g, "attention.scores");
+  TileRing sm_ring(kb, Space::SBUF, {128, kvb}, DType::F32, 2 * g, "attention.masked");
   std::optional<TileRing> mk_ring;
-  if (masked) mk_ring.emplace(kb, Space::SBUF, std::vector<int64_t>{128, kKvBlock}, DType::F32, g, "attention.mask");
-  TileRing p_ring(kb, Space::SBUF, {128, kKvBlock}, pdt, 2 * g, "attention.p");
-  TileRing pt_ring(kb, Space::SBUF, {128, kKvBlock}, pdt, 2 * g, "attention.pT");
+  if (masked) mk_ring.emplace(kb, Space::SBUF, std::vector<int64_t>{128, kvb}, DType::F32, g, "attention.mask");
+  TileRing p_ring(kb, Space::SBUF, {128, kvb}, pdt, 2 * g, "attention.p");
+  TileRing pt_ring(kb, Space::SBUF, {128, kvb}, pdt, 2 * g, "attention.pT");
   // P^T in PSUM in P's dtype: bf16 fits two per bank, so a whole group's fit beside the scores.
-  TileRing ptps_ring(kb, Space::PSUM, {128, kKvBlock}, pdt, g, "attention.pT_psum");
+  TileRing ptps_ring(kb, Space::PSUM, {128, kvb}, pdt, g, "attention.pT_psum");
   // After the bank-sized tiles, so the small ones pack into what is left (8 banks in all).
   TileRing pv_ring(kb, Space::PSUM, {128, n.d}, DType::F32, g, "attention.pv");
   TileRing acc_ring(kb, Space::SBUF, {128, n.d}, DType::F32, 2 * g, "attention.acc");
@@ -185,141 +210,214 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
   }
 
   int evac = 0;  // alternates PSUM evacuations between VectorE and ScalarE
-  for (int64_t h = h0; h < h1; ++h) {
-    // K^T and V of this head.
-    const Tile& kT = kt_ring.next();
-    const Tile& vv = v_ring.next();
+  const Opts on_scalar{.engine = Engine::Scalar, .queue = -1, .name = ""};
+  // Loads and stores on queues of their own: a load of the next group must not wait in a
+  // queue behind a store that waits for this group's results.
+  int n_loads = 0, n_stores = 0;
+  auto load = [&](const View& dst, const View& src) {
+    kb.load(dst, src, {.engine = std::nullopt, .queue = n_loads++ % kLoadQueues, .name = ""});
+  };
+  auto store = [&](const View& dst, const View& src) {
+    kb.store(dst, src, {.engine = std::nullopt, .queue = kLoadQueues + n_stores++ % kStoreQueues, .name = ""});
+  };
+  // K^T and V of one head.
+  auto load_head = [&](int64_t h, View& kT, View& vv) {
+    kT = kt_ring.next();
+    vv = v_ring.next();
     for (const Span& blk : split(n.sk, kKvBlock)) {
       View tps = corner(tps_ring.next(), n.d, blk.size);
-      for (const Span& t : split(blk.size, 128)) {
-        const Span keys{blk.begin + t.begin, t.size};
-        View kt = corner(ld_ring.next(), t.size, n.d);
-        kb.load(kt, spec.k.rows(h, keys.range(), {0, n.d}));
-        kb.transpose(tps.slice({{0, n.d}, t.range()}), kt);
-        kb.load(vv.slice({{0, t.size}, {keys.begin / 128 * n.d, keys.begin / 128 * n.d + n.d}}),
-                spec.v.rows(h, keys.range(), {0, n.d}));
+      // The block's K and V in one DMA each for its whole key tiles (and one for a partial
+      // last tile): a DMA per 128 keys would pay the fixed cost once per tile.
+      const auto tiles = split(blk.size, 128);
+      const int64_t whole = blk.size / 128, c0 = blk.begin / 128 * n.d;
+      View kraw = corner(kblk_ring.next(), 128, static_cast<int64_t>(tiles.size()) * n.d);
+      if (whole > 0) {
+        load(kraw.slice({{0, 128}, {0, whole * n.d}}), tile_view(spec.k, h, blk.begin, whole, n.d));
+        load(vv.slice({{0, 128}, {c0, c0 + whole * n.d}}), tile_view(spec.v, h, blk.begin, whole, n.d));
+      }
+      if (whole < static_cast<int64_t>(tiles.size())) {
+        const Span last = tiles.back();
+        const Span keys{blk.begin + last.begin, last.size};
+        load(kraw.slice({{0, last.size}, {whole * n.d, (whole + 1) * n.d}}), spec.k.rows(h, keys.range(), {0, n.d}));
+        load(vv.slice({{0, last.size}, {c0 + whole * n.d, c0 + (whole + 1) * n.d}}), spec.v.rows(h, keys.range(), {0, n.d}));
+      }
+      for (size_t i = 0; i < tiles.size(); ++i) {
+        const int64_t c = static_cast<int64_t>(i) * n.d;
+        kb.transpose(tps.slice({{0, n.d}, tiles[i].range()}), kraw.slice({{0, tiles[i].size}, {c, c + n.d}}));
       }
       kb.copy(kT.slice({{0, n.d}, blk.range()}), tps,
               Opts{.engine = (evac++ % 2) ? Engine::Scalar : Engine::Vector, .queue = -1, .name = ""});
     }
+  };
 
-    // Query tiles go in groups whose block steps interleave: each tile's steps form a serial
-    // chain (the running max), so interleaving independent chains keeps all engines busy.
-    const auto q_tiles = split(n.sq, kQTile);
-    const bool one_block = n.sk <= kKvBlock;
-    for (size_t g0 = 0; g0 < q_tiles.size(); g0 += group_size) {
-      std::vector<QueryTile> group;
-      for (size_t i = g0; i < std::min(q_tiles.size(), g0 + group_size); ++i) {
-        QueryTile t;
-        t.rows = q_tiles[i];
-        const int64_t p = t.rows.size;
-        View ql = corner(ld_ring.next(), p, n.d);
-        kb.load(ql, spec.q.rows(h, t.rows.range(), {0, n.d}));
-        View qps = corner(tps_ring.next(), n.d, p);
-        kb.transpose(qps, ql);
-        t.qT = corner(qt_ring.next(), n.d, p);
-        kb.copy(t.qT, qps);
-        t.stats = st_ring.next();
-        t.acc = corner(acc_ring.next(), p, n.d);
-        if (!one_block) {
-          kb.memset(t.stat(kMax0), -std::numeric_limits<float>::infinity());
-          kb.memset(t.stat(kSum0), 0.0f);
-          kb.memset(t.acc, 0.0f);
-        }
-        group.push_back(t);
+  // Units of work: (head, query tile). Query tiles go in groups whose block steps interleave:
+  // each tile's steps form a serial chain (the running max), so interleaving independent
+  // chains keeps all engines busy; with cross_heads a group spans heads.
+  struct Unit {
+    int64_t h;
+    Span rows;
+  };
+  std::vector<Unit> units;
+  const auto q_tiles = split(n.sq, kQTile);
+  for (int64_t h = h0; h < h1; ++h)
+    for (const Span& r : q_tiles) units.push_back({h, r});
+  const bool one_block = n.sk <= kKvBlock;
+  int64_t loaded_head = -1;
+  View cur_kT, cur_v;
+  for (size_t g0 = 0; g0 < units.size();) {
+    size_t g1 = g0 + 1;
+    while (g1 < units.size() && g1 - g0 < group_size && (cross_heads || units[g1].h == units[g0].h)) ++g1;
+    std::vector<QueryTile> group;
+    std::vector<View> head_kT, head_v;
+    for (size_t i = g0; i < g1; ++i) {
+      if (units[i].h != loaded_head) {
+        load_head(units[i].h, cur_kT, cur_v);
+        loaded_head = units[i].h;
       }
-      // Software-pipelined over the group: every tile's scores and softmax first (phase A),
-      // then every tile's P^T and P V (phase B). Each engine runs its stream in order, so this
-      // order lets TensorE compute tile i+1's scores while ScalarE exponentiates tile i.
-      for (const Span& blk : split(n.sk, kKvBlock)) {
-        auto active = [&](const QueryTile& t) { return !(causal && blk.begin > t.rows.end() - 1); };
-        for (QueryTile& t : group) {  // phase A
-          if (!active(t)) continue;  // every key of the block is after every query of the tile
-          const int64_t p = t.rows.size;
-          View s = corner(s_ring.next(), p, blk.size);
-          kb.matmul(s, t.qT, kT.slice({{0, n.d}, blk.range()}));
-          View scores = s;
-          const bool diagonal = causal && blk.end() > t.rows.begin;
-          if (masked) {
-            // scale * S + mask (+ the causal mask on the diagonal block), in SBUF.
-            View mk = corner(mk_ring->next(), p, blk.size);
-            kb.load(mk, spec.mask->rows(h, t.rows.range(), blk.range()));
-            View sm = corner(sm_ring.next(), p, blk.size);
-            kb.tensor_scalar(sm, s, AluOp::Mul, scale);
-            kb.tensor_tensor(sm, sm, mk, AluOp::Add);
-            if (diagonal)
-              kb.tensor_tensor(sm, sm, corner(masks[(t.rows.begin - blk.begin) / kQTile], p, blk.size), AluOp::Add);
-            scores = sm;
-          } else if (diagonal) {
-            View sm = corner(sm_ring.next(), p, blk.size);
-            kb.tensor_tensor(sm, s, corner(masks[(t.rows.begin - blk.begin) / kQTile], p, blk.size), AluOp::Add);
-            scores = sm;
-          }
-          const int nxt = 1 - t.cur;
-          View m = t.stat(kMax0 + t.cur), l = t.stat(kSum0 + t.cur);
-          View mn = t.stat(kMax0 + nxt), ln = t.stat(kSum0 + nxt);
-          kb.reduce(t.stat(kBlockMax), scores, AluOp::Max);
-          View rowsum = t.stat(kRowSum);
-          if (one_block) {
-            // One key block: no running max to merge (the general steps would compute
-            // alpha = 0, sum = rowsum, acc = P V exactly): -max * scale, exp with its row sum.
-            kb.tensor_scalar(t.stat(kNegMax), t.stat(kBlockMax), AluOp::Mul, -exp_scale);
-            t.p = corner(p_ring.next(), p, blk.size);
-            kb.activation(t.p, scores, ActFunc::Exp, exp_scale, t.stat(kNegMax), &rowsum);
-            continue;
-          }
-          kb.tensor_scalar(mn, t.stat(kBlockMax), AluOp::Mul, exp_scale, AluOp::Max, m);
-          kb.tensor_scalar(t.stat(kNegMax), mn, AluOp::Mul, -1.0f);
-          kb.activation(t.stat(kAlpha), m, ActFunc::Exp, 1.0f, t.stat(kNegMax));
-          t.p = corner(p_ring.next(), p, blk.size);
-          kb.activation(t.p, scores, ActFunc::Exp, exp_scale, t.stat(kNegMax), &rowsum);
-          kb.tensor_scalar(ln, l, AluOp::Mul, t.stat(kAlpha), AluOp::Add, rowsum);
-          t.cur = nxt;
+      head_kT.push_back(cur_kT);
+      head_v.push_back(cur_v);
+    }
+    for (size_t i = g0; i < g1; ++i) {
+      QueryTile t;
+      t.rows = units[i].rows;
+      const int64_t h = units[i].h;
+      const int64_t p = t.rows.size;
+      View ql = corner(ld_ring.next(), p, n.d);
+      load(ql, spec.q.rows(h, t.rows.range(), {0, n.d}));
+      View qps = corner(tps_ring.next(), n.d, p);
+      kb.transpose(qps, ql);
+      t.qT = corner(qt_ring.next(), n.d, p);
+      kb.copy(t.qT, qps, on_scalar);
+      t.stats = st_ring.next();
+      t.acc = corner(acc_ring.next(), p, n.d);
+      if (!one_block) {
+        kb.memset(t.stat(kMax0), -std::numeric_limits<float>::infinity());
+        kb.memset(t.stat(kSum0), 0.0f);
+        kb.memset(t.acc, 0.0f);
+      }
+      group.push_back(t);
+    }
+    // Software-pipelined over the group: every tile's scores and softmax first (phase A),
+    // then every tile's P^T and P V (phase B). Each engine runs its stream in order, so this
+    // order lets TensorE compute tile i+1's scores while ScalarE exponentiates tile i.
+    for (const Span& blk : split(n.sk, kKvBlock)) {
+      auto active = [&](const QueryTile& t) { return !(causal && blk.begin > t.rows.end() - 1); };
+      std::vector<std::pair<std::pair<int64_t, int64_t>, View>> masks_here;  // a mask shared by heads loads once
+      // Phase A in sweeps, one engine's step for every tile of the group at a time, so that
+      // no in-order stream waits on one tile's chain while another tile's step is ready:
+      // TensorE scores; ScalarE scale (with a mask); VectorE mask and row max; ScalarE exp.
+      std::vector<View> scores(group.size());
+      for (size_t gi = 0; gi < group.size(); ++gi) {
+        QueryTile& t = group[gi];
+        if (!active(t)) continue;  // every key of the block is after every query of the tile
+        scores[gi] = corner(s_ring.next(), t.rows.size, blk.size);
+        kb.matmul(scores[gi], t.qT, head_kT[gi].slice({{0, n.d}, blk.range()}));
+      }
+      std::vector<View> mks(group.size());
+      for (size_t gi = 0; gi < group.size(); ++gi) {
+        QueryTile& t = group[gi];
+        if (!active(t) || !masked) continue;
+        // scale * S (ScalarE, from PSUM); the mask (one load for the heads that share it).
+        const int64_t h = units[g0 + gi].h, p = t.rows.size;
+        const std::pair<int64_t, int64_t> key{spec.mask->head_offset(h) + t.rows.begin * spec.mask->row_stride, p};
+        for (const auto& [k, v] : masks_here)
+          if (k == key) mks[gi] = v;
+        if (mks[gi].buffer() < 0) {
+          mks[gi] = corner(mk_ring->next(), p, blk.size);
+          load(mks[gi], spec.mask->rows(h, t.rows.range(), blk.range()));
+          masks_here.emplace_back(key, mks[gi]);
         }
-        // Phase B in three sweeps, so that no engine's in-order stream blocks on one tile
-        // while another tile's work is ready: TensorE transposes every tile's P (128 keys
-        // per PSUM column group), VectorE and ScalarE take turns copying P^T out of PSUM,
-        // then TensorE accumulates every tile's P V and VectorE rescales the accumulators.
-        const auto sub = split(blk.size, 128);
-        for (QueryTile& t : group) {
-          if (!active(t)) continue;
-          const int64_t p = t.rows.size, width = static_cast<int64_t>(sub.size()) * p;
-          t.pT_psum = corner(ptps_ring.next(), 128, width);
-          for (size_t j = 0; j < sub.size(); ++j)
-            kb.transpose(t.pT_psum.slice({{0, sub[j].size}, {int64_t(j) * p, int64_t(j + 1) * p}}),
-                         t.p.slice({{0, p}, sub[j].range()}));
+        View sm = corner(sm_ring.next(), p, blk.size);
+        kb.activation(sm, scores[gi], ActFunc::Copy, scale);
+        scores[gi] = sm;
+      }
+      for (size_t gi = 0; gi < group.size(); ++gi) {
+        QueryTile& t = group[gi];
+        if (!active(t)) continue;
+        const int64_t p = t.rows.size;
+        const bool diagonal = causal && blk.end() > t.rows.begin;
+        if (masked) kb.tensor_tensor(scores[gi], scores[gi], mks[gi], AluOp::Add);
+        if (diagonal) {
+          View sm = masked ? scores[gi] : corner(sm_ring.next(), p, blk.size);
+          kb.tensor_tensor(sm, scores[gi], corner(masks[(t.rows.begin - blk.begin) / kQTile], p, blk.size), AluOp::Add);
+          scores[gi] = sm;
         }
-        for (QueryTile& t : group) {
-          if (!active(t)) continue;
-          const int64_t width = static_cast<int64_t>(sub.size()) * t.rows.size;
-          t.pT = corner(pt_ring.next(), sub[0].size, width);
-          kb.copy(t.pT, t.pT_psum.slice({{0, sub[0].size}, {0, width}}),
-                  Opts{.engine = (evac++ % 2) ? Engine::Scalar : Engine::Vector, .queue = -1, .name = ""});
+        if (one_block && exp_scale == 1.0f) {
+          kb.reduce(t.stat(kNegMax), scores[gi], AluOp::Max, 1, true);  // -max
+          continue;
         }
-        for (QueryTile& t : group) {
-          if (!active(t)) continue;
-          const int64_t p = t.rows.size;
-          View pv = corner(pv_ring.next(), p, n.d);
-          for (size_t j = 0; j < sub.size(); ++j) {
-            const int64_t tile = (blk.begin + sub[j].begin) / 128;
-            kb.matmul(pv, t.pT.slice({{0, sub[j].size}, {int64_t(j) * p, int64_t(j + 1) * p}}),
-                      vv.slice({{0, sub[j].size}, {tile * n.d, (tile + 1) * n.d}}), j == 0, j + 1 == sub.size());
-          }
-          if (one_block) {
-            t.acc = pv;  // normalised straight from PSUM below
-            continue;
-          }
-          kb.tensor_scalar(t.acc, t.acc, AluOp::Mul, t.stat(kAlpha));
-          kb.tensor_tensor(t.acc, t.acc, pv, AluOp::Add);
+        kb.reduce(t.stat(kBlockMax), scores[gi], AluOp::Max);
+        if (one_block) {
+          kb.tensor_scalar(t.stat(kNegMax), t.stat(kBlockMax), AluOp::Mul, -exp_scale);
+          continue;
         }
+        const int nxt = 1 - t.cur;
+        kb.tensor_scalar(t.stat(kMax0 + nxt), t.stat(kBlockMax), AluOp::Mul, exp_scale, AluOp::Max, t.stat(kMax0 + t.cur));
+        kb.tensor_scalar(t.stat(kNegMax), t.stat(kMax0 + nxt), AluOp::Mul, -1.0f);
+      }
+      for (size_t gi = 0; gi < group.size(); ++gi) {
+        QueryTile& t = group[gi];
+        if (!active(t)) continue;
+        // One key block: no running max to merge (the general steps would compute alpha = 0,
+        // sum = rowsum, acc = P V exactly): exp(scale * s - max) with its row sum.
+        View rowsum = t.stat(kRowSum);
+        if (!one_block) kb.activation(t.stat(kAlpha), t.stat(kMax0 + t.cur), ActFunc::Exp, 1.0f, t.stat(kNegMax));
+        t.p = corner(p_ring.next(), t.rows.size, blk.size);
+        kb.activation(t.p, scores[gi], ActFunc::Exp, exp_scale, t.stat(kNegMax), &rowsum);
+      }
+      for (size_t gi = 0; gi < group.size() && !one_block; ++gi) {
+        QueryTile& t = group[gi];
+        if (!active(t)) continue;
+        const int nxt = 1 - t.cur;
+        kb.tensor_scalar(t.stat(kSum0 + nxt), t.stat(kSum0 + t.cur), AluOp::Mul, t.stat(kAlpha), AluOp::Add, t.stat(kRowSum));
+        t.cur = nxt;
+      }
+      // Phase B in three sweeps, so that no engine's in-order stream blocks on one tile
+      // while another tile's work is ready: TensorE transposes every tile's P (128 keys
+      // per PSUM column group), VectorE and ScalarE take turns copying P^T out of PSUM,
+      // then TensorE accumulates every tile's P V and VectorE rescales the accumulators.
+      const auto sub = split(blk.size, 128);
+      for (QueryTile& t : group) {
+        if (!active(t)) continue;
+        const int64_t p = t.rows.size, width = static_cast<int64_t>(sub.size()) * p;
+        t.pT_psum = corner(ptps_ring.next(), 128, width);
+        for (size_t j = 0; j < sub.size(); ++j)
+          kb.transpose(t.pT_psum.slice({{0, sub[j].size}, {int64_t(j) * p, int64_t(j + 1) * p}}),
+                       t.p.slice({{0, p}, sub[j].range()}));
       }
       for (QueryTile& t : group) {
-        kb.tensor_scalar(t.stat(kRecip), t.stat(one_block ? kRowSum : kSum0 + t.cur), AluOp::Div, 1.0f, AluOp::Bypass, 0.0f, true);
-        View o = corner(o_ring.next(), t.rows.size, n.d);
-        kb.tensor_scalar(o, t.acc, AluOp::Mul, t.stat(kRecip));
-        kb.store(spec.out.rows(h, t.rows.range(), {0, n.d}), o);
+        if (!active(t)) continue;
+        const int64_t width = static_cast<int64_t>(sub.size()) * t.rows.size;
+        t.pT = corner(pt_ring.next(), sub[0].size, width);
+        kb.copy(t.pT, t.pT_psum.slice({{0, sub[0].size}, {0, width}}),
+                Opts{.engine = (evac++ % 2) ? Engine::Scalar : Engine::Vector, .queue = -1, .name = ""});
+      }
+      for (size_t gi = 0; gi < group.size(); ++gi) {
+        QueryTile& t = group[gi];
+        if (!active(t)) continue;
+        const int64_t p = t.rows.size;
+        View pv = corner(pv_ring.next(), p, n.d);
+        for (size_t j = 0; j < sub.size(); ++j) {
+          const int64_t tile = (blk.begin + sub[j].begin) / 128;
+          kb.matmul(pv, t.pT.slice({{0, sub[j].size}, {int64_t(j) * p, int64_t(j + 1) * p}}),
+                    head_v[gi].slice({{0, sub[j].size}, {tile * n.d, (tile + 1) * n.d}}), j == 0, j + 1 == sub.size());
+        }
+        if (one_block) {
+          t.acc = pv;  // normalised straight from PSUM below
+          continue;
+        }
+        kb.tensor_scalar(t.acc, t.acc, AluOp::Mul, t.stat(kAlpha));
+        kb.tensor_tensor(t.acc, t.acc, pv, AluOp::Add);
       }
     }
+    for (size_t gi = 0; gi < group.size(); ++gi) {
+      QueryTile& t = group[gi];
+      kb.tensor_scalar(t.stat(kRecip), t.stat(one_block ? kRowSum : kSum0 + t.cur), AluOp::Div, 1.0f, AluOp::Bypass, 0.0f, true);
+      View o = corner(o_ring.next(), t.rows.size, n.d);
+      kb.activation(o, t.acc, ActFunc::Copy, t.stat(kRecip));  // ScalarE: out = acc / l
+      store(spec.out.rows(units[g0 + gi].h, t.rows.range(), {0, n.d}), o);
+    }
+    g0 = g1;
   }
   for (const Tile& m : masks) kb.free(m);
 }

@@ -147,7 +147,9 @@ TEST(CoreSplit, AttentionSplitsByHeads) {
   const double t1 = testing::run_compiled(one, trn2(), {}, core::Mode::Timing).time_s;
   const double t8 = testing::run_compiled(eight, trn2(), {}, core::Mode::Timing).time_s;
   std::cout << "attention 6 heads: 1 core " << t1 * 1e6 << " us, 6 cores " << t8 * 1e6 << " us\n";
-  EXPECT_LT(t8, t1 / 2);
+  // One core interleaves the six heads' softmax chains (8.1 us, was 12.3 us before the heads
+  // were interleaved), so the split gains less than it did: at least 1.6x.
+  EXPECT_LT(t8, t1 / 1.6);
 }
 
 TEST(CoreSplit, EmbeddingGatherSplitsTheIndexTiles) {
