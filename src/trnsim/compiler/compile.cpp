@@ -51,7 +51,8 @@ Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTyp
   s.node = n.name;
   s.op = std::string(op_name(n.op));
   if (rules.fused_members) s.fused = rules.fused_members(n);
-  for (const auto& e : n.epilogue) s.fused.push_back(e.fused_node);
+  for (const auto& e : n.epilogue)  // a LayerNorm fuses as three steps of one node
+    if (std::find(s.fused.begin(), s.fused.end(), e.fused_node) == s.fused.end()) s.fused.push_back(e.fused_node);
   if (rules.lower_alias) {
     s.kind = Segment::Kind::Alias;
     s.reads = {n.inputs[0]};

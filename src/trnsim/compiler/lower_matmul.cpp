@@ -57,6 +57,11 @@ struct MatmulJob {
   std::vector<std::pair<Epilogue, SView>> epilogue;  // operand views over batch+[M,N]
   DType dtype = DType::F32;
   bool b_per_batch = false;            // B is the same for every batch index (a weight)
+  int64_t a_bytes = 4;                 // bytes per element of A in HBM
+  int ln = -1;                         // index of a fused LayerNorm in the epilogue (fusion.cpp)
+  float ln_eps = 1e-5f;
+  // Epilogue ops applied per block; a LayerNorm and what follows it run on the whole row.
+  size_t block_epilogue() const { return ln < 0 ? epilogue.size() : static_cast<size_t>(ln); }
 };
 
 // One unit of work shared out to the cores: a batch index, a row tile, a column range. Every
@@ -85,6 +90,7 @@ std::vector<Piece> make_pieces(const LowerCtx& ctx, const MatmulJob& j) {
                             b_bytes / static_cast<double>(c * (j.b_per_batch ? 1 : nb));
     if (best < 0 || per_core < best * 0.999) best = per_core, parts = c;
   }
+  if (j.ln >= 0) parts = 1;  // a LayerNorm needs the whole row on one core
   // A weight shared by every batch index: its columns outermost, so one core's share (and one
   // group of resident A^T tiles) spans batch indices and reads each weight block once.
   std::vector<Piece> pieces;
@@ -141,8 +147,10 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   const int64_t eb = numerics::info(j.dtype).bits / 8;
   // Half of SBUF at most: the other half belongs to the neighbouring node (sbuf_placement.h).
   const int64_t half = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value()) / 2;
-  const int64_t free = std::min(kb.sbuf_free_bytes_per_partition(), half);
-  const int64_t f32_rings = 4 + (j.epilogue.empty() ? 0 : 4);  // res (+ operand, tmp)
+  // A fused LayerNorm holds two fp32 rows, its scale and shift rows and a row-wide tmp pair.
+  const int64_t ln_rows = j.ln >= 0 ? 6 * 4 * max_cols + 4 * 64 : 0;
+  const int64_t free = std::min(kb.sbuf_free_bytes_per_partition(), half) - ln_rows;
+  const int64_t f32_rings = (j.ln >= 0 ? 1 : 4) + (j.epilogue.empty() ? 0 : 4);  // res (+ operand, tmp)
   // Weight block: 2 x ks tiles of block_n columns; result rings: f32_rings x block_n x 4.
   const int64_t for_b = free * 5 / 10, for_a = free * 3 / 10;
   int64_t bn = std::min<int64_t>(kMaxBlockBytes / eb, for_b / (2 * ks * eb + f32_rings * 4));
@@ -159,18 +167,26 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   // Each stationary tile takes at least one allocation granule (64 bytes per partition): a
   // few-row A over a very deep K (VGG's 25,088) is 196 granules, not 196 x 2 bytes.
   const int64_t per_row_tile = ks * std::max<int64_t>(stationary_cols(j) * eb, 64);
-  const int64_t raw = 2 * std::min<int64_t>(kRawCols, j.k) * (4 + (eb < 4 ? eb : 0));  // fp32 A (+ its cast)
+  // Row-major A: fp32 chunks (and their cast), or four chunks already at the operand width.
+  const int64_t raw = j.a_bytes == eb ? 4 * std::min<int64_t>(kRawCols, j.k) * eb
+                                      : 2 * std::min<int64_t>(kRawCols, j.k) * (4 + (eb < 4 ? eb : 0));
   b.cache = 2 * per_row_tile + raw <= for_a;
   b.group = b.cache ? std::clamp<int64_t>((for_a - raw) / per_row_tile - 1, 1, row_tiles) : 1;
   // A weight that fits beside two row tiles of A^T stays resident, as the library kernel keeps
   // its stationary data: every block is loaded once and read by every row tile, instead of once
   // per group of row tiles. Row tiles then go one at a time, double-buffered.
-  if (j.b_per_batch && !b.stream_b && row_tiles > b.group) {
-    int64_t blocks = 0;  // over the core's column ranges
-    for (int64_t c : share_cols) blocks += (c + b.block_n - 1) / b.block_n;
-    const int64_t rest = 2 * per_row_tile + raw + f32_rings * 4 * b.block_n + std::max<int64_t>(2, blocks * row_operands) * 4 * b.block_n;
-    if (blocks * ks * b.block_n * eb + rest <= free) {
+  // A LayerNorm epilogue finishes a row tile across all its blocks: one row tile at a time.
+  if (j.ln >= 0) b.group = 1;
+  if (j.b_per_batch && (row_tiles > b.group || j.ln >= 0) && row_tiles > 1) {
+    // Resident blocks are not double-buffered: the block width needs no streaming budget.
+    const int64_t bn_res = std::min(std::max<int64_t>(kTileN, std::min<int64_t>(kMaxBlockBytes / eb, bn)), max_cols);
+    int64_t blocks = 0, cols = 0;  // over the core's column ranges; a partial block's tiles are its width
+    for (int64_t c : share_cols) blocks += (c + bn_res - 1) / bn_res, cols += c;
+    const int64_t rest = 2 * per_row_tile + raw + f32_rings * 4 * bn_res + std::max<int64_t>(2, blocks * row_operands) * 4 * bn_res;
+    if (cols * ks * eb + rest <= free) {
       b.resident_b = true;
+      b.stream_b = false;
+      b.block_n = bn_res;
       b.b_blocks = blocks;
       b.cache = true;
       b.group = 1;
@@ -211,7 +227,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       ++rows_here;
     }
     int64_t n_row_operands = 0;
-    for (size_t e = 0; e < j.epilogue.size(); ++e) n_row_operands += row_operand(j.epilogue[e], pe[e]);
+    for (size_t e = 0; e < j.block_epilogue(); ++e) n_row_operands += row_operand(j.epilogue[e], pe[e]);
     const Budget bud = plan_budget(kb, j, nks, max_cols, rows_here, share_cols, n_row_operands);
     const int64_t bn = bud.block_n;
     const Queues q = queues(bud.stream_b || j.m < kFewRows);
@@ -240,8 +256,20 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     if (a_rows && bud.cache)
       stc.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, kRawCols / 128 * stationary_cols(j)}, j.dtype,
                   static_cast<int>(chunks * (bud.group + 1)), ctx.n.name + ".stationary_chunk");
-    const int mv_depth = bud.stream_b ? bud.stream_depth : static_cast<int>((bud.resident_b ? bud.b_blocks : 2) * nks);
+    // Resident B: whole blocks in one ring, each range's partial last block in another of its
+    // width, so that SBUF holds B's own columns and no padding.
+    int64_t full_blocks = 0, rem_blocks = 0, rem_cols = 0;
+    for (int64_t pi = first; pi < last; ++pi) {
+      const Span& c = pieces[static_cast<size_t>(pi)].cols;
+      if (pi != first && c.begin == pieces[static_cast<size_t>(pi - 1)].cols.begin) continue;
+      full_blocks += c.size / bn;
+      if (c.size % bn) ++rem_blocks, rem_cols = std::max(rem_cols, c.size % bn);
+    }
+    const int mv_depth = bud.stream_b ? bud.stream_depth : static_cast<int>((bud.resident_b ? std::max<int64_t>(1, full_blocks) : 2) * nks);
     TileRing mv(kb, isa::Space::SBUF, {128, bn}, j.dtype, mv_depth, ctx.n.name + ".moving");
+    std::optional<TileRing> mv_rem;
+    if (bud.resident_b && rem_blocks > 0)
+      mv_rem.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, rem_cols}, j.dtype, static_cast<int>(rem_blocks * nks), ctx.n.name + ".moving_rem");
     std::map<int64_t, std::vector<View>> resident;  // resident B blocks by first column
     std::map<std::pair<size_t, int64_t>, View> resident_rows;  // with them, (epilogue, column) -> its row operand
     // Streaming accumulates every 512-column bank of a block at once (one B load per K tile
@@ -250,14 +278,27 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     TileRing acc(kb, isa::Space::PSUM, {128, std::min(j.n, kTileN)}, DType::F32, bud.stream_b ? static_cast<int>(banks + 2) : 4,
                  ctx.n.name + ".acc");
     // Results wait for their store DMA (~2 us): four in flight keep the evacuations going.
-    TileRing res(kb, isa::Space::SBUF, {128, bn}, DType::F32, 4, ctx.n.name + ".result");
+    TileRing res(kb, isa::Space::SBUF, {128, bn}, DType::F32, j.ln >= 0 ? 1 : 4, ctx.n.name + ".result");
+    // A fused LayerNorm: the row tile's whole result, its statistics, and the scale and
+    // shift rows after it (loaded once).
+    const size_t pre = j.block_epilogue();
+    std::optional<TileRing> rowbuf, lnstat, lnmv, lnop;
+    const int64_t ln_chunks = (max_cols + kTileN - 1) / kTileN;
+    if (j.ln >= 0) {
+      rowbuf.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, max_cols}, DType::F32, 2, ctx.n.name + ".row");
+      lnstat.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 3 * ln_chunks}, DType::F32, 2, ctx.n.name + ".bn_stats");
+      lnmv.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 4}, DType::F32, 2, ctx.n.name + ".mean_var");
+      lnop.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, max_cols}, DType::F32,
+                   static_cast<int>(std::max<size_t>(1, j.epilogue.size() - pre - 1)), ctx.n.name + ".ln_operand");
+    }
+    std::map<size_t, View> ln_operands;  // epilogue index -> its row, loaded once
     std::optional<TileRing> opr, sopr, tmp, ablk;
     if (!a_rows && nks > 1 && (j.k / 128) * stationary_cols(j) * eb <= kMaxBlockBytes)
       ablk.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, (j.k / 128) * stationary_cols(j)}, j.dtype, static_cast<int>(bud.group + 1),
                    ctx.n.name + ".stationary_block");
     if (!j.epilogue.empty()) {
       opr.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32, 2, ctx.n.name + ".operand");
-      tmp.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32, 2, ctx.n.name + ".tmp");
+      tmp.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, j.ln >= 0 ? std::max(bn, max_cols) : bn}, DType::F32, 2, ctx.n.name + ".tmp");
       // Row-broadcast operands (a bias) live for a whole block: a ring of their own, so that
       // the per-row operands' loads never overwrite them.
       sopr.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32,
@@ -374,6 +415,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       const Piece& head = pieces[static_cast<size_t>(g0)];
       const int64_t g1 = group_end(g0);
       const int64_t bi = head.bi;
+      View row;  // with a LayerNorm: the row tile's whole result
       std::vector<std::vector<View>> cached(static_cast<size_t>(g1 - g0));
       // A group's A^T tiles are built row by row, one row ahead of that row's first matmuls,
       // so that TensorE starts on row 0 while the later rows' A still loads.
@@ -391,7 +433,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
         const Span cb{head.cols.begin + cbl.begin, cbl.size};
         std::vector<View> block;  // B[kt, cb] for every K tile: one DMA each
         auto load_b = [&](const Span& kt, const Span& cols) {
-          View m = kernels::corner(mv.next(), kt.size, cols.size);
+          View m = kernels::corner(mv_rem && cols.size < bn ? mv_rem->next() : mv.next(), kt.size, cols.size);
           kb.load(m, ctx.view(j.b, pb, 0, bi, kt, cols), {.queue = kQueueB + static_cast<int>(nb_loads++ % q.b)});
           return m;
         };
@@ -402,7 +444,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
           if (bud.resident_b) resident[cb.begin] = block;
         }
         std::vector<View> shared(j.epilogue.size());  // row-broadcast operands: once per block
-        for (size_t e = 0; e < j.epilogue.size(); ++e)
+        for (size_t e = 0; e < pre; ++e)
           if (row_operand(j.epilogue[e], pe[e])) {
             auto hit = resident_rows.find({e, cb.begin});
             if (hit != resident_rows.end()) {
@@ -420,7 +462,8 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
             for (int64_t x = (r == g0 ? g0 : r + 1); x <= r + 1 && x < g1; ++x)
               stationary(pieces[static_cast<size_t>(x)].bi, pieces[static_cast<size_t>(x)].mt, cached[static_cast<size_t>(x - g0)]);
           }
-          View out = kernels::corner(res.next(), mt.size, cb.size);
+          if (j.ln >= 0 && cbl.begin == 0) row = kernels::corner(rowbuf->next(), mt.size, head.cols.size);
+          View out = j.ln >= 0 ? row.slice({{0, mt.size}, {cbl.begin, cbl.end()}}) : kernels::corner(res.next(), mt.size, cb.size);
           if (bud.stream_b) {
             // One load of B[kt, block] per K tile, read by every bank's accumulation.
             const auto subs = kernels::split(cb.size, kTileN);
@@ -438,7 +481,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
           }
           // Epilogue operands of this row tile and block, loaded before its matmuls.
           std::vector<View> opv(j.epilogue.size());
-          for (size_t e = 0; e < j.epilogue.size(); ++e) {
+          for (size_t e = 0; e < pre; ++e) {
             if (j.epilogue[e].first.operand.empty()) continue;
             if (shared[e].buffer() >= 0) {
               opv[e] = kernels::corner(shared[e], mt.size, cb.size);
@@ -478,8 +521,37 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
             if (fuse_first) apply(0, dst, ps, s);
             else kb.activation(dst, ps, ActFunc::Copy);  // ScalarE evacuates PSUM
           }
-          for (size_t e = fuse_first ? 1 : 0; e < j.epilogue.size(); ++e) apply(e, out, out, {0, cb.size});
-          kb.store(ctx.view(j.out, po, 0, rb, mt, cb), out, {.queue = q.store + static_cast<int>(n_stores++ % q.stores)});
+          for (size_t e = fuse_first ? 1 : 0; e < pre; ++e) apply(e, out, out, {0, cb.size});
+          if (j.ln < 0) {
+            kb.store(ctx.view(j.out, po, 0, rb, mt, cb), out, {.queue = q.store + static_cast<int>(n_stores++ % q.stores)});
+          } else if (cbl.end() == head.cols.size) {
+            // The row is complete: LayerNorm as the library kernel does it (bn_stats per 512
+            // columns, bn_aggr, rstd on ScalarE, normalise on ScalarE), then scale and shift.
+            const int64_t p = mt.size, ncol = head.cols.size;
+            const View st = lnstat->next(), mv = lnmv->next();
+            auto stat = [&](int64_t c) { return mv.slice({{0, p}, {c, c + 1}}); };
+            int64_t nst = 0;
+            for (const Span& c : kernels::split(ncol, kTileN)) {
+              kb.bn_stats(st.slice({{0, p}, {3 * nst, 3 * nst + 3}}), row.slice({{0, p}, {c.begin, c.end()}}));
+              ++nst;
+            }
+            kb.bn_aggr(mv.slice({{0, p}, {0, 2}}), st.slice({{0, p}, {0, 3 * nst}}));
+            kb.activation(stat(2), stat(1), ActFunc::Rsqrt, 1.0f, j.ln_eps);
+            kb.tensor_scalar(stat(3), stat(0), AluOp::Mul, stat(2), AluOp::Mul, -1.0f);
+            kb.activation(row, row, ActFunc::Copy, stat(2), stat(3));
+            for (size_t e = pre + 1; e < j.epilogue.size(); ++e) {
+              auto it = ln_operands.find(e);
+              if (it == ln_operands.end()) {
+                const int64_t rows = std::min<int64_t>(128, j.m);
+                View o = kernels::corner(lnop->next(), rows, ncol);
+                kb.load(o, ctx.view(j.epilogue[e].second, pe[e], 0, rb, {0, rows}, head.cols), {.queue = kQueueOperand});
+                it = ln_operands.emplace(e, o).first;
+              }
+              opv[e] = it->second;
+              apply(e, row, row, {0, ncol});
+            }
+            kb.store(ctx.view(j.out, po, 0, rb, mt, head.cols), row, {.queue = q.store + static_cast<int>(n_stores++ % q.stores)});
+          }
         }
       }
       g0 = g1;
@@ -517,6 +589,10 @@ void lower_matmul(LowerCtx& ctx) {
       if (os != full) throw UnsupportedError(fmt::format("unsupported: op MatMul (epilogue on a 1-D matmul) at node '{}'", n.name));
       v = broadcast_view(e.operand, g.tensor(e.operand).shape, full);
     }
+    if (e.op == OpKind::LayerNormalization) {
+      j.ln = static_cast<int>(j.epilogue.size());
+      j.ln_eps = static_cast<float>(n.f("ln_epsilon", 1e-5));
+    }
     j.epilogue.emplace_back(e, v);
   }
   if (numel(full) == 0) return;
@@ -524,6 +600,7 @@ void lower_matmul(LowerCtx& ctx) {
   for (const std::string& w : {n.inputs[0], n.inputs[1]})
     if (g.is_const(w) && numerics::info(j.dtype).bits < 32) ctx.hbm_const_as(w, j.dtype);
   if (j.k == 0) throw UnsupportedError(fmt::format("unsupported: op MatMul (empty contraction) at node '{}'", n.name));
+  j.a_bytes = ctx.hbm(j.a.tensor).ap().element_bytes();
   matmul_kernel(ctx, j);
 }
 
