@@ -171,12 +171,13 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   const int64_t raw = j.a_bytes == eb ? 4 * std::min<int64_t>(kRawCols, j.k) * eb
                                       : 2 * std::min<int64_t>(kRawCols, j.k) * (4 + (eb < 4 ? eb : 0));
   b.cache = 2 * per_row_tile + raw <= for_a;
-  b.group = b.cache ? std::clamp<int64_t>((for_a - raw) / per_row_tile - 1, 1, row_tiles) : 1;
+  // With a LayerNorm every row tile of a group also holds its fp32 result row until the last block.
+  const int64_t row_cost = per_row_tile + (j.ln >= 0 ? 4 * max_cols : 0);
+  b.group = b.cache ? std::clamp<int64_t>((for_a - raw) / row_cost - 1, 1, row_tiles) : 1;
   // A weight that fits beside two row tiles of A^T stays resident, as the library kernel keeps
   // its stationary data: every block is loaded once and read by every row tile, instead of once
   // per group of row tiles. Row tiles then go one at a time, double-buffered.
   // A LayerNorm epilogue finishes a row tile across all its blocks: one row tile at a time.
-  if (j.ln >= 0) b.group = 1;
   if (j.b_per_batch && (row_tiles > b.group || j.ln >= 0) && row_tiles > 1) {
     // Resident blocks are not double-buffered: the block width needs no streaming budget.
     const int64_t bn_res = std::min(std::max<int64_t>(kTileN, std::min<int64_t>(kMaxBlockBytes / eb, bn)), max_cols);
@@ -285,7 +286,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     std::optional<TileRing> rowbuf, lnstat, lnmv, lnop;
     const int64_t ln_chunks = (max_cols + kTileN - 1) / kTileN;
     if (j.ln >= 0) {
-      rowbuf.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, max_cols}, DType::F32, 2, ctx.n.name + ".row");
+      rowbuf.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, max_cols}, DType::F32, static_cast<int>(bud.group + 1), ctx.n.name + ".row");
       lnstat.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 3 * ln_chunks}, DType::F32, 2, ctx.n.name + ".bn_stats");
       lnmv.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 4}, DType::F32, 2, ctx.n.name + ".mean_var");
       lnop.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, max_cols}, DType::F32,
@@ -415,7 +416,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       const Piece& head = pieces[static_cast<size_t>(g0)];
       const int64_t g1 = group_end(g0);
       const int64_t bi = head.bi;
-      View row;  // with a LayerNorm: the row tile's whole result
+      std::vector<View> rows_v(static_cast<size_t>(g1 - g0));  // with a LayerNorm: each row tile's whole result
       std::vector<std::vector<View>> cached(static_cast<size_t>(g1 - g0));
       // A group's A^T tiles are built row by row, one row ahead of that row's first matmuls,
       // so that TensorE starts on row 0 while the later rows' A still loads.
@@ -462,6 +463,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
             for (int64_t x = (r == g0 ? g0 : r + 1); x <= r + 1 && x < g1; ++x)
               stationary(pieces[static_cast<size_t>(x)].bi, pieces[static_cast<size_t>(x)].mt, cached[static_cast<size_t>(x - g0)]);
           }
+          View& row = rows_v[static_cast<size_t>(r - g0)];
           if (j.ln >= 0 && cbl.begin == 0) row = kernels::corner(rowbuf->next(), mt.size, head.cols.size);
           View out = j.ln >= 0 ? row.slice({{0, mt.size}, {cbl.begin, cbl.end()}}) : kernels::corner(res.next(), mt.size, cb.size);
           if (bud.stream_b) {
