@@ -51,7 +51,8 @@ Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTyp
   s.node = n.name;
   s.op = std::string(op_name(n.op));
   if (rules.fused_members) s.fused = rules.fused_members(n);
-  for (const auto& e : n.epilogue) s.fused.push_back(e.fused_node);
+  for (const auto& e : n.epilogue)  // a LayerNorm fuses as three steps of one node
+    if (std::find(s.fused.begin(), s.fused.end(), e.fused_node) == s.fused.end()) s.fused.push_back(e.fused_node);
   if (rules.lower_alias) {
     s.kind = Segment::Kind::Alias;
     s.reads = {n.inputs[0]};
@@ -107,7 +108,7 @@ CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& o
     st.cores = opt.cores == 0 ? chip.neuron_cores : opt.cores;
     std::vector<std::string_view> back;
     if (opt.fuse) back = {"attention-fusion", "gelu-fusion", "fusion", "elementwise-fusion"};
-    for (auto p : {"dead-code", "core-split", "sbuf-placement", "memory-planning", "lowering"}) back.push_back(p);
+    for (auto p : {"dead-code", "core-split", "operand-storage", "sbuf-placement", "memory-planning", "lowering"}) back.push_back(p);
     run_passes(st, back, &cm.passes);
   } catch (const ShapeError& e) {
     // A model whose free axes cannot be 1 (a pooling window over a 1 x 1 image) fails with

@@ -16,6 +16,39 @@ bool epilogue_op(OpKind k) {
   }
 }
 
+namespace {
+
+// Widest row a matmul keeps in SBUF for a fused LayerNorm (fp32, two rows in flight).
+constexpr int64_t kMaxLayerNormRow = 4096;
+
+// A LayerNorm over the last axis of a matmul's only consumer, with constant scale and bias
+// of one value per column, becomes the matmul's epilogue: normalise the result row in SBUF
+// (the library kernel's steps), then scale and shift as two row-broadcast epilogue ops. The
+// pre-norm sum then never goes to HBM, as Neuron keeps a layer's activations on chip.
+// `x` is the LayerNorm's input: the matmul's result `y` or a Reshape of it that keeps its rows.
+bool fuse_layernorm(Graph& g, Node& m, const Node& ln, const std::string& y, const std::string& x) {
+  const Shape& ys = g.tensor(y).shape;
+  const Shape& xs = g.tensor(x).shape;
+  if (ys.size() < 2 || xs.empty() || xs.back() != ys.back() || ln.inputs.size() < 3 || ln.inputs[0] != x ||
+      g.tensor(ln.outputs[0]).shape != xs)
+    return false;
+  for (size_t o = 1; o < ln.outputs.size(); ++o)
+    if (!ln.outputs[o].empty()) return false;  // Mean / InvStdDev outputs are read elsewhere
+  const int64_t axis = ln.i("axis", -1);
+  if (axis != -1 && axis != static_cast<int64_t>(xs.size()) - 1) return false;
+  const int64_t n = ys.back();
+  if (n > kMaxLayerNormRow || g.tensor(ln.outputs[0]).type != ElemType::Float) return false;
+  for (size_t i = 1; i < 3; ++i)
+    if (ln.inputs[i].empty() || !g.is_const(ln.inputs[i]) || numel(g.tensor(ln.inputs[i]).shape) != n) return false;
+  m.attrs["ln_epsilon"] = ln.f("epsilon", 1e-5);
+  m.epilogue.push_back({OpKind::LayerNormalization, "", false, ln.name});
+  m.epilogue.push_back({OpKind::Mul, ln.inputs[1], false, ln.name});
+  m.epilogue.push_back({OpKind::Add, ln.inputs[2], false, ln.name});
+  return true;
+}
+
+}  // namespace
+
 void fuse_epilogues(Graph& g) {
   bool changed = true;
   while (changed) {
@@ -34,6 +67,33 @@ void fuse_epilogues(Graph& g) {
       auto it = cons.find(y);
       if (it == cons.end() || it->second.size() != 1 || outputs.count(y)) continue;
       Node& c = g.nodes[it->second[0]];
+      // A LayerNorm over the rows ends the epilogue: what follows it is another node's.
+      if (std::any_of(m.epilogue.begin(), m.epilogue.end(), [](const Epilogue& e) { return e.op == OpKind::LayerNormalization; }))
+        continue;
+      if (c.op == OpKind::LayerNormalization) {
+        if (fuse_layernorm(g, m, c, y, y)) {
+          std::string out = c.outputs[0];
+          g.tensors.erase(y);
+          m.outputs[0] = out;
+          g.nodes.erase(g.nodes.begin() + static_cast<long>(it->second[0]));
+          changed = true;
+        }
+        continue;
+      }
+      // Through a Reshape to rows (the decomposition's 2-D LayerNorm): the Reshape then
+      // yields the normalised rows and the LayerNorm node goes.
+      if (c.op == OpKind::Reshape && !outputs.count(c.outputs[0])) {
+        auto lc = cons.find(c.outputs[0]);
+        if (lc == cons.end() || lc->second.size() != 1) continue;
+        const Node& ln = g.nodes[lc->second[0]];
+        if (ln.op != OpKind::LayerNormalization || !fuse_layernorm(g, m, ln, y, c.outputs[0])) continue;
+        const std::string rows = c.outputs[0], out = ln.outputs[0];
+        c.outputs[0] = out;
+        g.tensors.erase(rows);
+        g.nodes.erase(g.nodes.begin() + static_cast<long>(lc->second[0]));
+        changed = true;
+        continue;
+      }
       if (!epilogue_op(c.op) || g.tensor(c.outputs[0]).shape != g.tensor(y).shape) continue;
       // GELU's form travels on the MatMul (apply_elementwise reads the node's `approximate`).
       if (c.op == OpKind::Gelu) {

@@ -40,20 +40,25 @@ TilePlan plan_tiles(const std::vector<SView>& views) {
   p.row_stride.assign(nv, 0);
   p.col_stride.assign(nv, 0);
   if (dims.empty()) return p;
-  if (dims.size() == 1) {
-    // One long axis: fold it into [rows, cols] with rows the largest divisor <= 128.
-    int64_t n = dims[0], r = 1;
-    for (int64_t c = std::min<int64_t>(128, n); c >= 1; --c)
-      if (n % c == 0) { r = c; break; }
-    p.rows = r;
-    p.cols = n / r;
+  const size_t r = dims.size();
+  // The largest divisor <= 128 of the last axis: the rows it folds into.
+  int64_t fold = 1;
+  for (int64_t c = std::min<int64_t>(128, dims.back()); c >= 1; --c)
+    if (dims.back() % c == 0) { fold = c; break; }
+  // One long axis, or a short row axis (a batch of 8 beside a long contiguous row, which
+  // would leave most partitions idle): the last axis is folded into [rows, cols], the rest
+  // goes outer.
+  if (r == 1 || dims[r - 2] < fold) {
+    p.rows = fold;
+    p.cols = dims.back() / fold;
+    p.outer.assign(dims.begin(), dims.end() - 1);
     for (size_t v = 0; v < nv; ++v) {
-      p.col_stride[v] = st[v][0];
-      p.row_stride[v] = st[v][0] * p.cols;
+      p.col_stride[v] = st[v][r - 1];
+      p.row_stride[v] = st[v][r - 1] * p.cols;
+      p.outer_strides[v].assign(st[v].begin(), st[v].end() - 1);
     }
     return p;
   }
-  const size_t r = dims.size();
   p.rows = dims[r - 2];
   p.cols = dims[r - 1];
   p.outer.assign(dims.begin(), dims.end() - 2);

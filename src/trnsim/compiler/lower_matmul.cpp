@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "trnsim/common/error.h"
@@ -56,6 +57,11 @@ struct MatmulJob {
   std::vector<std::pair<Epilogue, SView>> epilogue;  // operand views over batch+[M,N]
   DType dtype = DType::F32;
   bool b_per_batch = false;            // B is the same for every batch index (a weight)
+  int64_t a_bytes = 4;                 // bytes per element of A in HBM
+  int ln = -1;                         // index of a fused LayerNorm in the epilogue (fusion.cpp)
+  float ln_eps = 1e-5f;
+  // Epilogue ops applied per block; a LayerNorm and what follows it run on the whole row.
+  size_t block_epilogue() const { return ln < 0 ? epilogue.size() : static_cast<size_t>(ln); }
 };
 
 // One unit of work shared out to the cores: a batch index, a row tile, a column range. Every
@@ -84,6 +90,7 @@ std::vector<Piece> make_pieces(const LowerCtx& ctx, const MatmulJob& j) {
                             b_bytes / static_cast<double>(c * (j.b_per_batch ? 1 : nb));
     if (best < 0 || per_core < best * 0.999) best = per_core, parts = c;
   }
+  if (j.ln >= 0) parts = 1;  // a LayerNorm needs the whole row on one core
   // A weight shared by every batch index: its columns outermost, so one core's share (and one
   // group of resident A^T tiles) spans batch indices and reads each weight block once.
   std::vector<Piece> pieces;
@@ -110,19 +117,40 @@ struct Budget {
   bool cache = true;         // A^T cached (false: K too deep, reloaded per use)
   bool stream_b = false;     // K too deep for a double-buffered block: B tiles loaded per use
   int stream_depth = 4;      // B tiles in flight when streaming
+  bool resident_b = false;   // the core's whole share of a weight B stays in SBUF, loaded once
+  int64_t b_blocks = 0;      // blocks of B held when resident
 };
+
+// Whether the first epilogue op can read the PSUM accumulator directly: a plain ALU op with
+// its operand, or a ScalarE activation (not an integer op, not one that needs GpSimd).
+bool fusable_on_evacuation(const std::vector<std::pair<Epilogue, SView>>& ep) {
+  if (ep.empty()) return false;
+  const OpKind op = ep.front().first.op;
+  if (!ep.front().first.operand.empty()) return op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul;
+  return op == OpKind::Gelu || op == OpKind::Relu || op == OpKind::Tanh || op == OpKind::Sigmoid;
+}
+
+// Epilogue operands broadcast along the rows (a bias): loaded once per block of columns.
+bool row_operand(const std::pair<Epilogue, SView>& e, const TilePlan& p) {
+  return !e.first.operand.empty() && p.row_stride[0] == 0 && p.col_stride[0] != 0 &&
+         std::all_of(p.outer_strides[0].begin(), p.outer_strides[0].end(), [](int64_t x) { return x == 0; });
+}
+
 
 // Columns of one stationary (A^T) tile: the row tile's rows, not a full 128, so that a
 // decode-shaped A (a few rows) stays resident for every K tile.
 int64_t stationary_cols(const MatmulJob& j) { return std::min<int64_t>(128, j.m); }
 
-Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t max_cols, int64_t row_tiles) {
+Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t max_cols, int64_t row_tiles,
+                   const std::vector<int64_t>& share_cols, int64_t row_operands) {
   Budget b;
   const int64_t eb = numerics::info(j.dtype).bits / 8;
   // Half of SBUF at most: the other half belongs to the neighbouring node (sbuf_placement.h).
   const int64_t half = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value()) / 2;
-  const int64_t free = std::min(kb.sbuf_free_bytes_per_partition(), half);
-  const int64_t f32_rings = 2 + (j.epilogue.empty() ? 0 : 4);  // res (+ operand, tmp)
+  // A fused LayerNorm holds two fp32 rows, its scale and shift rows and a row-wide tmp pair.
+  const int64_t ln_rows = j.ln >= 0 ? 6 * 4 * max_cols + 4 * 64 : 0;
+  const int64_t free = std::min(kb.sbuf_free_bytes_per_partition(), half) - ln_rows;
+  const int64_t f32_rings = (j.ln >= 0 ? 1 : 4) + (j.epilogue.empty() ? 0 : 4);  // res (+ operand, tmp)
   // Weight block: 2 x ks tiles of block_n columns; result rings: f32_rings x block_n x 4.
   const int64_t for_b = free * 5 / 10, for_a = free * 3 / 10;
   int64_t bn = std::min<int64_t>(kMaxBlockBytes / eb, for_b / (2 * ks * eb + f32_rings * 4));
@@ -139,9 +167,32 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   // Each stationary tile takes at least one allocation granule (64 bytes per partition): a
   // few-row A over a very deep K (VGG's 25,088) is 196 granules, not 196 x 2 bytes.
   const int64_t per_row_tile = ks * std::max<int64_t>(stationary_cols(j) * eb, 64);
-  const int64_t raw = 2 * std::min<int64_t>(kRawCols, j.k) * 4;
+  // Row-major A: fp32 chunks (and their cast), or four chunks already at the operand width.
+  const int64_t raw = j.a_bytes == eb ? 4 * std::min<int64_t>(kRawCols, j.k) * eb
+                                      : 2 * std::min<int64_t>(kRawCols, j.k) * (4 + (eb < 4 ? eb : 0));
   b.cache = 2 * per_row_tile + raw <= for_a;
-  b.group = b.cache ? std::clamp<int64_t>((for_a - raw) / per_row_tile - 1, 1, row_tiles) : 1;
+  // With a LayerNorm every row tile of a group also holds its fp32 result row until the last block.
+  const int64_t row_cost = per_row_tile + (j.ln >= 0 ? 4 * max_cols : 0);
+  b.group = b.cache ? std::clamp<int64_t>((for_a - raw) / row_cost - 1, 1, row_tiles) : 1;
+  // A weight that fits beside two row tiles of A^T stays resident, as the library kernel keeps
+  // its stationary data: every block is loaded once and read by every row tile, instead of once
+  // per group of row tiles. Row tiles then go one at a time, double-buffered.
+  // A LayerNorm epilogue finishes a row tile across all its blocks: one row tile at a time.
+  if (j.b_per_batch && (row_tiles > b.group || j.ln >= 0) && row_tiles > 1) {
+    // Resident blocks are not double-buffered: the block width needs no streaming budget.
+    const int64_t bn_res = std::min(std::max<int64_t>(kTileN, std::min<int64_t>(kMaxBlockBytes / eb, bn)), max_cols);
+    int64_t blocks = 0, cols = 0;  // over the core's column ranges; a partial block's tiles are its width
+    for (int64_t c : share_cols) blocks += (c + bn_res - 1) / bn_res, cols += c;
+    const int64_t rest = 2 * per_row_tile + raw + f32_rings * 4 * bn_res + std::max<int64_t>(2, blocks * row_operands) * 4 * bn_res;
+    if (cols * ks * eb + rest <= free) {
+      b.resident_b = true;
+      b.stream_b = false;
+      b.block_n = bn_res;
+      b.b_blocks = blocks;
+      b.cache = true;
+      b.group = 1;
+    }
+  }
   return b;
 }
 
@@ -169,33 +220,98 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       lower_half->sbuf({128, half / 4}, DType::F32, ctx.n.name + ".lower_half");
     }
     int64_t max_cols = 0, rows_here = 0;
+    std::vector<int64_t> share_cols;  // sizes of the distinct column ranges of this share
     for (int64_t pi = first; pi < last; ++pi) {
-      max_cols = std::max(max_cols, pieces[static_cast<size_t>(pi)].cols.size);
+      const Span& c = pieces[static_cast<size_t>(pi)].cols;
+      max_cols = std::max(max_cols, c.size);
+      if (pi == first || c.begin != pieces[static_cast<size_t>(pi - 1)].cols.begin) share_cols.push_back(c.size);
       ++rows_here;
     }
-    const Budget bud = plan_budget(kb, j, nks, max_cols, rows_here);
+    int64_t n_row_operands = 0;
+    for (size_t e = 0; e < j.block_epilogue(); ++e) n_row_operands += row_operand(j.epilogue[e], pe[e]);
+    const Budget bud = plan_budget(kb, j, nks, max_cols, rows_here, share_cols, n_row_operands);
     const int64_t bn = bud.block_n;
     const Queues q = queues(bud.stream_b || j.m < kFewRows);
     int64_t na_loads = 0, nb_loads = 0, n_stores = 0, n_evac = 0;
-    const int st_depth = static_cast<int>(bud.cache ? nks * (bud.group + 1) : 2);
+    const int st_depth = static_cast<int>(bud.cache && !a_rows ? nks * (bud.group + 1) : 2);
     TileRing st(kb, isa::Space::SBUF, {128, stationary_cols(j)}, j.dtype, st_depth, ctx.n.name + ".stationary");
-    TileRing araw(kb, isa::Space::SBUF, {128, std::min(kRawCols, j.k)}, DType::F32, 2, ctx.n.name + ".a");
-    TileRing tp(kb, isa::Space::PSUM, {128, 128}, DType::F32, 2, ctx.n.name + ".aT");
-    TileRing mv(kb, isa::Space::SBUF, {128, bn}, j.dtype, bud.stream_b ? bud.stream_depth : static_cast<int>(2 * nks), ctx.n.name + ".moving");
+    TileRing araw(kb, isa::Space::SBUF, {128, std::min(kRawCols, j.k)}, ctx.hbm(j.a.tensor).dtype() == j.dtype ? j.dtype : DType::F32,
+                  ctx.hbm(j.a.tensor).dtype() == j.dtype ? 4 : 2, ctx.n.name + ".a");
+    // Row-major fp32 A is rounded to the operand dtype before its transposes (the same values
+    // as rounding after them), so that TensorE transposes at the operand's rate, not fp32's.
+    // An A already held at the operand width (operand_storage.h) loads as it is.
+    const bool a_narrow = ctx.hbm(j.a.tensor).dtype() == j.dtype;
+    const bool cast_a = a_rows && eb < 4 && !a_narrow;
+    std::optional<TileRing> acast;
+    if (cast_a) acast.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, std::min(kRawCols, j.k)}, j.dtype, 2, ctx.n.name + ".a_cast");
+    // Transposes fill a PSUM bank (8 K tiles of bf16, 4 of fp32) before one copy evacuates
+    // them, and a row tile's banks are all in flight, so that TensorE transposes back to back
+    // while VectorE/ScalarE drain them.
+    const DType tp_dt = a_rows && eb < 4 ? j.dtype : DType::F32;
+    const int64_t per_evac = std::clamp<int64_t>(2048 / (numerics::info(tp_dt).bits / 8 * 128), 1, kRawCols / 128);
+    const int64_t chunks = (j.k + kRawCols - 1) / kRawCols;
+    const int tp_depth = static_cast<int>(std::clamp<int64_t>(chunks * (kRawCols / 128 / per_evac), 2, bud.stream_b ? 2 : 3));
+    TileRing tp(kb, isa::Space::PSUM, {128, per_evac * 128}, tp_dt, tp_depth, ctx.n.name + ".aT");
+    // Row-major A: the A^T tiles of a chunk side by side, so that one copy fills several.
+    std::optional<TileRing> stc;
+    if (a_rows && bud.cache)
+      stc.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, kRawCols / 128 * stationary_cols(j)}, j.dtype,
+                  static_cast<int>(chunks * (bud.group + 1)), ctx.n.name + ".stationary_chunk");
+    // Resident B: whole blocks in one ring, each range's partial last block in another of its
+    // width, so that SBUF holds B's own columns and no padding.
+    int64_t full_blocks = 0, rem_blocks = 0, rem_cols = 0;
+    for (int64_t pi = first; pi < last; ++pi) {
+      const Span& c = pieces[static_cast<size_t>(pi)].cols;
+      if (pi != first && c.begin == pieces[static_cast<size_t>(pi - 1)].cols.begin) continue;
+      full_blocks += c.size / bn;
+      if (c.size % bn) ++rem_blocks, rem_cols = std::max(rem_cols, c.size % bn);
+    }
+    const int mv_depth = bud.stream_b ? bud.stream_depth : static_cast<int>((bud.resident_b ? std::max<int64_t>(1, full_blocks) : 2) * nks);
+    TileRing mv(kb, isa::Space::SBUF, {128, bn}, j.dtype, mv_depth, ctx.n.name + ".moving");
+    std::optional<TileRing> mv_rem;
+    if (bud.resident_b && rem_blocks > 0)
+      mv_rem.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, rem_cols}, j.dtype, static_cast<int>(rem_blocks * nks), ctx.n.name + ".moving_rem");
+    std::map<int64_t, std::vector<View>> resident;  // resident B blocks by first column
+    std::map<std::pair<size_t, int64_t>, View> resident_rows;  // with them, (epilogue, column) -> its row operand
     // Streaming accumulates every 512-column bank of a block at once (one B load per K tile
     // feeds them all): as many banks plus two, so the next block starts under the evacuation.
     const int64_t banks = (bn + kTileN - 1) / kTileN;
     TileRing acc(kb, isa::Space::PSUM, {128, std::min(j.n, kTileN)}, DType::F32, bud.stream_b ? static_cast<int>(banks + 2) : 4,
                  ctx.n.name + ".acc");
-    TileRing res(kb, isa::Space::SBUF, {128, bn}, DType::F32, 2, ctx.n.name + ".result");
-    std::optional<TileRing> opr, tmp, ablk;
+    // Results wait for their store DMA (~2 us): four in flight keep the evacuations going.
+    TileRing res(kb, isa::Space::SBUF, {128, bn}, DType::F32, j.ln >= 0 ? 1 : 4, ctx.n.name + ".result");
+    // A fused LayerNorm: the row tile's whole result, its statistics, and the scale and
+    // shift rows after it (loaded once).
+    const size_t pre = j.block_epilogue();
+    std::optional<TileRing> rowbuf, lnstat, lnmv, lnop;
+    const int64_t ln_chunks = (max_cols + kTileN - 1) / kTileN;
+    if (j.ln >= 0) {
+      rowbuf.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, max_cols}, DType::F32, static_cast<int>(bud.group + 1), ctx.n.name + ".row");
+      lnstat.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 3 * ln_chunks}, DType::F32, 2, ctx.n.name + ".bn_stats");
+      lnmv.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 4}, DType::F32, 2, ctx.n.name + ".mean_var");
+      lnop.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, max_cols}, DType::F32,
+                   static_cast<int>(std::max<size_t>(1, j.epilogue.size() - pre - 1)), ctx.n.name + ".ln_operand");
+    }
+    std::map<size_t, View> ln_operands;  // epilogue index -> its row, loaded once
+    std::optional<TileRing> opr, sopr, tmp, ablk;
     if (!a_rows && nks > 1 && (j.k / 128) * stationary_cols(j) * eb <= kMaxBlockBytes)
       ablk.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, (j.k / 128) * stationary_cols(j)}, j.dtype, static_cast<int>(bud.group + 1),
                    ctx.n.name + ".stationary_block");
     if (!j.epilogue.empty()) {
       opr.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32, 2, ctx.n.name + ".operand");
-      tmp.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32, 2, ctx.n.name + ".tmp");
+      tmp.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, j.ln >= 0 ? std::max(bn, max_cols) : bn}, DType::F32, 2, ctx.n.name + ".tmp");
+      // Row-broadcast operands (a bias) live for a whole block: a ring of their own, so that
+      // the per-row operands' loads never overwrite them.
+      sopr.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32,
+                   static_cast<int>(bud.resident_b ? std::max<int64_t>(2, bud.b_blocks * n_row_operands) : 2), ctx.n.name + ".operand_row");
     }
+
+    auto cast = [&](const View& a) {
+      View c = kernels::corner(acast->next(), a.partitions(), a.shape()[1]);
+      if (n_evac++ % 2) kb.activation(c, a, ActFunc::Copy);
+      else kb.copy(c, a);
+      return c;
+    };
 
     // A^T tiles of one row tile, all K: row-major A is loaded 1024 columns per DMA and
     // transposed on TensorE 128 x 128 at a time; otherwise each [K tile, M tile] is loaded.
@@ -231,14 +347,32 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       for (const Span& chunk : kernels::split(j.k, kRawCols)) {
         View a = kernels::corner(araw.next(), mt.size, chunk.size);
         kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, chunk), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
-        for (const Span& kt : kernels::split(chunk.size, 128)) {
-          View t = kernels::corner(tp.next(), kt.size, mt.size);
-          kb.transpose(t, a.slice({{0, mt.size}, {kt.begin, kt.end()}}));
-          View s = kernels::corner(st.next(), kt.size, mt.size);
-          // Evacuations alternate between VectorE and ScalarE, as the attention kernel's do.
-          if (n_evac++ % 2) kb.activation(s, t, ActFunc::Copy);
-          else kb.copy(s, t);
-          out.push_back(s);
+        if (cast_a) a = cast(a);
+        const auto kts = kernels::split(chunk.size, 128);
+        const View blk = stc->next();
+        const int64_t w = mt.size;
+        // Evacuations alternate between VectorE and ScalarE, as the attention kernel's do.
+        auto evacuate = [&](const View& dst, const View& src) {
+          if (n_evac++ % 2) kb.activation(dst, src, ActFunc::Copy);
+          else kb.copy(dst, src);
+        };
+        for (size_t i0 = 0; i0 < kts.size(); i0 += static_cast<size_t>(per_evac)) {
+          const size_t i1 = std::min(kts.size(), i0 + static_cast<size_t>(per_evac));
+          const View t = tp.next();
+          size_t full = i0;  // whole K tiles go out in one copy, a partial last one alone
+          for (size_t i = i0; i < i1; ++i) {
+            const int64_t c = static_cast<int64_t>(i - i0) * w;
+            kb.transpose(t.slice({{0, kts[i].size}, {c, c + w}}), a.slice({{0, mt.size}, {kts[i].begin, kts[i].end()}}));
+            if (kts[i].size == 128) full = i + 1;
+          }
+          const int64_t b0 = static_cast<int64_t>(i0) * w;
+          if (full > i0) evacuate(blk.slice({{0, 128}, {b0, static_cast<int64_t>(full) * w}}), t.slice({{0, 128}, {0, static_cast<int64_t>(full - i0) * w}}));
+          for (size_t i = full; i < i1; ++i) {
+            const int64_t c = static_cast<int64_t>(i - i0) * w;
+            evacuate(blk.slice({{0, kts[i].size}, {static_cast<int64_t>(i) * w, static_cast<int64_t>(i + 1) * w}}), t.slice({{0, kts[i].size}, {c, c + w}}));
+          }
+          for (size_t i = i0; i < i1; ++i)
+            out.push_back(blk.slice({{0, kts[i].size}, {static_cast<int64_t>(i) * w, static_cast<int64_t>(i + 1) * w}}));
         }
       }
     };
@@ -252,6 +386,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       }
       View a = kernels::corner(araw.next(), mt.size, kt.size);
       kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, kt), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
+      if (cast_a) a = cast(a);
       View t = kernels::corner(tp.next(), kt.size, mt.size);
       kb.transpose(t, a);
       kb.copy(s, t);
@@ -259,38 +394,78 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     };
 
     // One group: consecutive pieces of the same batch index and columns, at most bud.group.
-    for (int64_t g0 = first; g0 < last;) {
+    auto group_end = [&](int64_t g0) {
       const Piece& head = pieces[static_cast<size_t>(g0)];
       int64_t g1 = g0 + 1;
       while (g1 < last && g1 - g0 < bud.group && (j.b_per_batch || pieces[static_cast<size_t>(g1)].bi == head.bi) &&
              pieces[static_cast<size_t>(g1)].cols.begin == head.cols.begin)
         ++g1;
+      return g1;
+    };
+    auto load_group = [&](int64_t g0, int64_t g1, std::vector<std::vector<View>>& cached) {
+      cached.assign(static_cast<size_t>(g1 - g0), {});
+      for (int64_t r = g0; r < g1; ++r)
+        stationary(pieces[static_cast<size_t>(r)].bi, pieces[static_cast<size_t>(r)].mt, cached[static_cast<size_t>(r - g0)]);
+    };
+    // One row tile per group (resident B): the next row tile's A^T is built before this one's
+    // matmuls, so TensorE's transposes and the evacuations run ahead (the rings hold two).
+    const bool ahead = bud.cache && bud.group == 1;
+    std::vector<std::vector<View>> next_cached;
+    int64_t next_g0 = -1;
+    for (int64_t g0 = first; g0 < last;) {
+      const Piece& head = pieces[static_cast<size_t>(g0)];
+      const int64_t g1 = group_end(g0);
       const int64_t bi = head.bi;
+      std::vector<View> rows_v(static_cast<size_t>(g1 - g0));  // with a LayerNorm: each row tile's whole result
       std::vector<std::vector<View>> cached(static_cast<size_t>(g1 - g0));
-      if (bud.cache)
-        for (int64_t r = g0; r < g1; ++r)
-          stationary(pieces[static_cast<size_t>(r)].bi, pieces[static_cast<size_t>(r)].mt, cached[static_cast<size_t>(r - g0)]);
+      // A group's A^T tiles are built row by row, one row ahead of that row's first matmuls,
+      // so that TensorE starts on row 0 while the later rows' A still loads.
+      bool lazy = false;
+      if (bud.cache) {
+        if (ahead && next_g0 == g0) cached = std::move(next_cached);
+        else if (ahead) load_group(g0, g1, cached);
+        else lazy = true;
+        if (ahead && g1 < last) {
+          next_g0 = g1;
+          load_group(g1, group_end(g1), next_cached);
+        }
+      }
       for (const Span& cbl : kernels::split(head.cols.size, bn)) {
         const Span cb{head.cols.begin + cbl.begin, cbl.size};
         std::vector<View> block;  // B[kt, cb] for every K tile: one DMA each
         auto load_b = [&](const Span& kt, const Span& cols) {
-          View m = kernels::corner(mv.next(), kt.size, cols.size);
+          View m = kernels::corner(mv_rem && cols.size < bn ? mv_rem->next() : mv.next(), kt.size, cols.size);
           kb.load(m, ctx.view(j.b, pb, 0, bi, kt, cols), {.queue = kQueueB + static_cast<int>(nb_loads++ % q.b)});
           return m;
         };
-        if (!bud.stream_b)
+        if (bud.resident_b && resident.count(cb.begin)) {
+          block = resident[cb.begin];
+        } else if (!bud.stream_b) {
           for (const Span& kt : ks) block.push_back(load_b(kt, cb));
+          if (bud.resident_b) resident[cb.begin] = block;
+        }
         std::vector<View> shared(j.epilogue.size());  // row-broadcast operands: once per block
-        for (size_t e = 0; e < j.epilogue.size(); ++e)
-          if (!j.epilogue[e].first.operand.empty() && pe[e].row_stride[0] == 0 && pe[e].col_stride[0] != 0 &&
-              std::all_of(pe[e].outer_strides[0].begin(), pe[e].outer_strides[0].end(), [](int64_t x) { return x == 0; })) {
-            shared[e] = kernels::corner(opr->next(), std::min<int64_t>(128, j.m), cb.size);
+        for (size_t e = 0; e < pre; ++e)
+          if (row_operand(j.epilogue[e], pe[e])) {
+            auto hit = resident_rows.find({e, cb.begin});
+            if (hit != resident_rows.end()) {
+              shared[e] = hit->second;
+              continue;
+            }
+            shared[e] = kernels::corner(sopr->next(), std::min<int64_t>(128, j.m), cb.size);
             kb.load(shared[e], ctx.view(j.epilogue[e].second, pe[e], 0, bi, {0, shared[e].partitions()}, cb), {.queue = kQueueOperand});
+            if (bud.resident_b) resident_rows[{e, cb.begin}] = shared[e];
           }
         for (int64_t r = g0; r < g1; ++r) {
           const Span mt = pieces[static_cast<size_t>(r)].mt;
           const int64_t rb = pieces[static_cast<size_t>(r)].bi;  // this row tile's batch index
-          View out = kernels::corner(res.next(), mt.size, cb.size);
+          if (lazy && cbl.begin == 0) {  // this row's A^T (first row only) and the next row's, one ahead
+            for (int64_t x = (r == g0 ? g0 : r + 1); x <= r + 1 && x < g1; ++x)
+              stationary(pieces[static_cast<size_t>(x)].bi, pieces[static_cast<size_t>(x)].mt, cached[static_cast<size_t>(x - g0)]);
+          }
+          View& row = rows_v[static_cast<size_t>(r - g0)];
+          if (j.ln >= 0 && cbl.begin == 0) row = kernels::corner(rowbuf->next(), mt.size, head.cols.size);
+          View out = j.ln >= 0 ? row.slice({{0, mt.size}, {cbl.begin, cbl.end()}}) : kernels::corner(res.next(), mt.size, cb.size);
           if (bud.stream_b) {
             // One load of B[kt, block] per K tile, read by every bank's accumulation.
             const auto subs = kernels::split(cb.size, kTileN);
@@ -306,25 +481,12 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
             for (size_t si = 0; si < subs.size(); ++si)
               kb.activation(out.slice({{0, mt.size}, {subs[si].begin, subs[si].end()}}), ps[si], ActFunc::Copy);
           }
-          for (const Span& s : bud.stream_b ? std::vector<Span>{} : kernels::split(cb.size, kTileN)) {
-            View ps = kernels::corner(acc.next(), mt.size, s.size);
-            for (int64_t ki = 0; ki < nks; ++ki)
-              kb.matmul(ps, bud.cache ? cached[static_cast<size_t>(r - g0)][static_cast<size_t>(ki)] : stationary_one(rb, mt, ks[static_cast<size_t>(ki)]),
-                        bud.stream_b ? load_b(ks[static_cast<size_t>(ki)], {cb.begin + s.begin, s.size})
-                                     : block[static_cast<size_t>(ki)].slice({{0, ks[static_cast<size_t>(ki)].size}, {s.begin, s.end()}}),
-                        ki == 0, ki + 1 == nks);
-            kb.activation(out.slice({{0, mt.size}, {s.begin, s.end()}}), ps, ActFunc::Copy);  // ScalarE evacuates PSUM
-          }
-          for (size_t e = 0; e < j.epilogue.size(); ++e) {
-            const Epilogue& ep = j.epilogue[e].first;
-            View t = kernels::corner(tmp->next(), mt.size, cb.size);
-            if (ep.operand.empty()) {
-              apply_elementwise(kb, ctx.n, ep.op, out, out, nullptr, nullptr, t, false);
-              continue;
-            }
-            View o;
+          // Epilogue operands of this row tile and block, loaded before its matmuls.
+          std::vector<View> opv(j.epilogue.size());
+          for (size_t e = 0; e < pre; ++e) {
+            if (j.epilogue[e].first.operand.empty()) continue;
             if (shared[e].buffer() >= 0) {
-              o = kernels::corner(shared[e], mt.size, cb.size);
+              opv[e] = kernels::corner(shared[e], mt.size, cb.size);
             } else if (pe[e].col_stride[0] == 0) {
               // Constant along the row (a conv's per-channel bias): one element per partition,
               // read back with a zero stride instead of a DMA of 4-byte runs.
@@ -333,15 +495,65 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
               isa::AccessPattern ap = one.ap();
               ap.ndims = 1;
               ap.dims[0] = {0, static_cast<int32_t>(cb.size)};
-              o = View(ap, {mt.size, cb.size}, one.buffer());
+              opv[e] = View(ap, {mt.size, cb.size}, one.buffer());
             } else {
-              o = kernels::corner(opr->next(), mt.size, cb.size);
-              kb.load(o, ctx.view(j.epilogue[e].second, pe[e], 0, rb, mt, cb), {.queue = kQueueOperand});
+              opv[e] = kernels::corner(opr->next(), mt.size, cb.size);
+              kb.load(opv[e], ctx.view(j.epilogue[e].second, pe[e], 0, rb, mt, cb), {.queue = kQueueOperand});
             }
-            if (ep.operand_first) apply_elementwise(kb, ctx.n, ep.op, out, o, &out, nullptr, t, false);
-            else apply_elementwise(kb, ctx.n, ep.op, out, out, &o, nullptr, t, false);
           }
-          kb.store(ctx.view(j.out, po, 0, rb, mt, cb), out, {.queue = q.store + static_cast<int>(n_stores++ % q.stores)});
+          // The first epilogue op reads PSUM itself (VectorE at full rate with one PSUM operand,
+          // or ScalarE's activation) instead of after a copy: the same fp32 values, one pass less.
+          const bool fuse_first = !bud.stream_b && fusable_on_evacuation(j.epilogue);
+          auto apply = [&](size_t e, const View& dst, const View& src, Span cols) {
+            const Epilogue& ep = j.epilogue[e].first;
+            View t = kernels::corner(tmp->next(), mt.size, cols.size);
+            if (ep.operand.empty()) return apply_elementwise(kb, ctx.n, ep.op, dst, src, nullptr, nullptr, t, false);
+            const View o = opv[e].slice({{0, mt.size}, {cols.begin, cols.end()}});
+            if (ep.operand_first) apply_elementwise(kb, ctx.n, ep.op, dst, o, &src, nullptr, t, false);
+            else apply_elementwise(kb, ctx.n, ep.op, dst, src, &o, nullptr, t, false);
+          };
+          for (const Span& s : bud.stream_b ? std::vector<Span>{} : kernels::split(cb.size, kTileN)) {
+            View ps = kernels::corner(acc.next(), mt.size, s.size);
+            for (int64_t ki = 0; ki < nks; ++ki)
+              kb.matmul(ps, bud.cache ? cached[static_cast<size_t>(r - g0)][static_cast<size_t>(ki)] : stationary_one(rb, mt, ks[static_cast<size_t>(ki)]),
+                        bud.stream_b ? load_b(ks[static_cast<size_t>(ki)], {cb.begin + s.begin, s.size})
+                                     : block[static_cast<size_t>(ki)].slice({{0, ks[static_cast<size_t>(ki)].size}, {s.begin, s.end()}}),
+                        ki == 0, ki + 1 == nks);
+            const View dst = out.slice({{0, mt.size}, {s.begin, s.end()}});
+            if (fuse_first) apply(0, dst, ps, s);
+            else kb.activation(dst, ps, ActFunc::Copy);  // ScalarE evacuates PSUM
+          }
+          for (size_t e = fuse_first ? 1 : 0; e < pre; ++e) apply(e, out, out, {0, cb.size});
+          if (j.ln < 0) {
+            kb.store(ctx.view(j.out, po, 0, rb, mt, cb), out, {.queue = q.store + static_cast<int>(n_stores++ % q.stores)});
+          } else if (cbl.end() == head.cols.size) {
+            // The row is complete: LayerNorm as the library kernel does it (bn_stats per 512
+            // columns, bn_aggr, rstd on ScalarE, normalise on ScalarE), then scale and shift.
+            const int64_t p = mt.size, ncol = head.cols.size;
+            const View st = lnstat->next(), mv = lnmv->next();
+            auto stat = [&](int64_t c) { return mv.slice({{0, p}, {c, c + 1}}); };
+            int64_t nst = 0;
+            for (const Span& c : kernels::split(ncol, kTileN)) {
+              kb.bn_stats(st.slice({{0, p}, {3 * nst, 3 * nst + 3}}), row.slice({{0, p}, {c.begin, c.end()}}));
+              ++nst;
+            }
+            kb.bn_aggr(mv.slice({{0, p}, {0, 2}}), st.slice({{0, p}, {0, 3 * nst}}));
+            kb.activation(stat(2), stat(1), ActFunc::Rsqrt, 1.0f, j.ln_eps);
+            kb.tensor_scalar(stat(3), stat(0), AluOp::Mul, stat(2), AluOp::Mul, -1.0f);
+            kb.activation(row, row, ActFunc::Copy, stat(2), stat(3));
+            for (size_t e = pre + 1; e < j.epilogue.size(); ++e) {
+              auto it = ln_operands.find(e);
+              if (it == ln_operands.end()) {
+                const int64_t rows = std::min<int64_t>(128, j.m);
+                View o = kernels::corner(lnop->next(), rows, ncol);
+                kb.load(o, ctx.view(j.epilogue[e].second, pe[e], 0, rb, {0, rows}, head.cols), {.queue = kQueueOperand});
+                it = ln_operands.emplace(e, o).first;
+              }
+              opv[e] = it->second;
+              apply(e, row, row, {0, ncol});
+            }
+            kb.store(ctx.view(j.out, po, 0, rb, mt, head.cols), row, {.queue = q.store + static_cast<int>(n_stores++ % q.stores)});
+          }
         }
       }
       g0 = g1;
@@ -379,6 +591,10 @@ void lower_matmul(LowerCtx& ctx) {
       if (os != full) throw UnsupportedError(fmt::format("unsupported: op MatMul (epilogue on a 1-D matmul) at node '{}'", n.name));
       v = broadcast_view(e.operand, g.tensor(e.operand).shape, full);
     }
+    if (e.op == OpKind::LayerNormalization) {
+      j.ln = static_cast<int>(j.epilogue.size());
+      j.ln_eps = static_cast<float>(n.f("ln_epsilon", 1e-5));
+    }
     j.epilogue.emplace_back(e, v);
   }
   if (numel(full) == 0) return;
@@ -386,6 +602,7 @@ void lower_matmul(LowerCtx& ctx) {
   for (const std::string& w : {n.inputs[0], n.inputs[1]})
     if (g.is_const(w) && numerics::info(j.dtype).bits < 32) ctx.hbm_const_as(w, j.dtype);
   if (j.k == 0) throw UnsupportedError(fmt::format("unsupported: op MatMul (empty contraction) at node '{}'", n.name));
+  j.a_bytes = ctx.hbm(j.a.tensor).ap().element_bytes();
   matmul_kernel(ctx, j);
 }
 

@@ -13,6 +13,7 @@
 #include "trnsim/compiler/fuse_gelu.h"
 #include "trnsim/compiler/fusion.h"
 #include "trnsim/compiler/memory_plan.h"
+#include "trnsim/compiler/operand_storage.h"
 #include "trnsim/compiler/quantize.h"
 #include "trnsim/compiler/sbuf_placement.h"
 #include "trnsim/compiler/shape_inference.h"
@@ -33,6 +34,9 @@ const std::vector<Pass>& compiler_passes() {
       {"elementwise-fusion", true, [](PassState& s) { fuse_elementwise(s.g); }},
       {"dead-code", true, [](PassState& s) { eliminate_dead_code(s.g); }},
       {"core-split", true, [](PassState& s) { split_across_cores(s.g, s.cores); }},
+      {"operand-storage", true, [](PassState& s) {
+         if (s.opt.policy == DTypePolicy::BF16) store_operands_narrow(s.g, ElemType::BFloat16);
+       }},
       {"sbuf-placement", true, [](PassState& s) { place_sbuf_halves(s.g); }},
       {"memory-planning", true, [](PassState& s) { s.model->hbm = plan_hbm(s.g, *s.chip); }},
       {"lowering", true, [](PassState& s) {

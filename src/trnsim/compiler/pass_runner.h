@@ -3,7 +3,7 @@
 // IR dump for --dump-ir. The compile pipeline, the tensor-parallel preparation and the
 // per-shard passes of the tensor-parallel split are lists of these names.
 //   bind-inputs, shape-inference, constant-folding (+ dead code), decomposition,
-//   attention-fusion, gelu-fusion, fusion, elementwise-fusion, dead-code, core-split, sbuf-placement,
+//   attention-fusion, gelu-fusion, fusion, elementwise-fusion, dead-code, core-split, operand-storage, sbuf-placement,
 //   memory-planning, lowering
 #pragma once
 #include <string>

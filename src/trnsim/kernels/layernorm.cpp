@@ -33,46 +33,68 @@ void layernorm(KernelBuilder& kb, const Tensor& x, const Tensor& gamma, const Te
 
   ColumnParam g(kb, gamma, w, resident, "layernorm.gamma");
   ColumnParam b(kb, beta, w, resident, "layernorm.beta");
-  TileRing xr(kb, Space::SBUF, {128, w}, dt, 2, "layernorm.x");
+  // Row tiles are software-pipelined: the statistics of tile i+1 are issued before the
+  // normalisation of tile i, so VectorE computes them while ScalarE normalises (each engine's
+  // stream is in order); x of two tiles is live at once when it stays resident.
+  TileRing xr(kb, Space::SBUF, {128, w}, dt, resident ? 3 : 2, "layernorm.x");
   TileRing nr(kb, Space::SBUF, {128, w}, dt, 2, "layernorm.norm");
   TileRing yr(kb, Space::SBUF, {128, w}, dt, 2, "layernorm.y");
-  TileRing sr(kb, Space::SBUF, {128, 3 * nstats}, DType::F32, 2, "layernorm.bn_stats");
-  TileRing mr(kb, Space::SBUF, {128, kCols}, DType::F32, 2, "layernorm.mean_var");
+  TileRing sr(kb, Space::SBUF, {128, 3 * nstats}, DType::F32, 3, "layernorm.bn_stats");
+  TileRing mr(kb, Space::SBUF, {128, kCols}, DType::F32, 3, "layernorm.mean_var");
 
-  for (const Span& rt : split(rows, 128)) {
+  struct Stage {
+    Span rt;
+    View first;  // x of the tile when resident
+    View mv;
+  };
+  auto stats = [&](const Span& rt) {  // pass 1: statistics
     const int64_t p = rt.size;
-    auto load_chunk = [&](const Span& c) {
-      View t = corner(xr.next(), p, c.size);
-      kb.load(t, x.slice({rt.range(), c.range()}));
-      return t;
-    };
+    Stage sg{rt, {}, mr.next()};
     const Tile& st = sr.next();
-    const Tile& mv = mr.next();
-    auto stat = [&](int64_t c) { return mv.slice({{0, p}, {c, c + 1}}); };
-
-    View first;
+    auto stat = [&](int64_t c) { return sg.mv.slice({{0, p}, {c, c + 1}}); };
     int64_t j = 0;  // the next bn_stats slot
-    for (const Span& c : chunks) {  // pass 1: statistics
-      View xt = load_chunk(c);
-      if (resident) first = xt;
+    for (const Span& c : chunks) {
+      View xt = corner(xr.next(), p, c.size);
+      kb.load(xt, x.slice({rt.range(), c.range()}));
+      if (resident) sg.first = xt;
       for (const Span& s : split(c.size, kBnStatsMax)) {
         kb.bn_stats(st.slice({{0, p}, {3 * j, 3 * j + 3}}), xt.slice({{0, p}, s.range()}));
         ++j;
       }
     }
-    kb.bn_aggr(mv.slice({{0, p}, {kMean, kVar + 1}}), st.slice({{0, p}, {0, 3 * nstats}}));
+    kb.bn_aggr(sg.mv.slice({{0, p}, {kMean, kVar + 1}}), st.slice({{0, p}, {0, 3 * nstats}}));
     kb.activation(stat(kRstd), stat(kVar), ActFunc::Rsqrt, 1.0f, eps);
     kb.tensor_scalar(stat(kNegMeanRstd), stat(kMean), AluOp::Mul, stat(kRstd), AluOp::Mul, -1.0f);
-
-    for (const Span& c : chunks) {  // pass 2: normalise, scale, shift
-      View xt = resident ? first : load_chunk(c);
+    return sg;
+  };
+  auto normalise = [&](const Stage& sg) {  // pass 2: normalise, scale, shift
+    const int64_t p = sg.rt.size;
+    auto stat = [&](int64_t c) { return sg.mv.slice({{0, p}, {c, c + 1}}); };
+    for (const Span& c : chunks) {
+      View xt = sg.first;
+      if (!resident) {
+        xt = corner(xr.next(), p, c.size);
+        kb.load(xt, x.slice({sg.rt.range(), c.range()}));
+      }
       View n = corner(nr.next(), p, c.size);
       kb.activation(n, xt, ActFunc::Copy, stat(kRstd), stat(kNegMeanRstd));
       kb.tensor_tensor(n, n, g.chunk(c, p), AluOp::Mul);
       View yt = corner(yr.next(), p, c.size);
       kb.tensor_tensor(yt, n, b.chunk(c, p), AluOp::Add);
-      kb.store(y.slice({rt.range(), c.range()}), yt);
+      kb.store(y.slice({sg.rt.range(), c.range()}), yt);
     }
+  };
+  const auto tiles = split(rows, 128);
+  if (!resident) {  // chunked rows reload x in pass 2 through the same ring: one tile at a time
+    for (const Span& rt : tiles) normalise(stats(rt));
+    return;
+  }
+  Stage cur = stats(tiles.front());
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    Stage next;
+    if (i + 1 < tiles.size()) next = stats(tiles[i + 1]);
+    normalise(cur);
+    cur = next;
   }
 }
 

@@ -136,7 +136,7 @@ TEST(CompiledModelIo, RoundTripKeepsEveryFieldAndRunsIdentically) {
     }
   }
   EXPECT_TRUE(saw_alias);
-  EXPECT_GE(cm.segments.size(), 4u);
+  EXPECT_GE(cm.segments.size(), 3u);  // MatMul (+bias, GELU, LayerNorm), Reshape, Softmax
   // The file is a function of the model: saving the reloaded model gives the same bytes.
   EXPECT_EQ(serialize_compiled(back, trn2()), serialize_compiled(cm, trn2()));
 }

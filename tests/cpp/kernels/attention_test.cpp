@@ -257,8 +257,8 @@ TEST(AttentionKernelMask, HeadsSplitAcrossCoresBitIdenticalAndFaster) {
   const double t1 = run_masked(c, op, 1, DType::BF16, false, core::Mode::Timing).time_s;
   const double t4 = run_masked(c, op, 4, DType::BF16, false, core::Mode::Timing).time_s;
   // 6 heads on 4 cores: the busiest core has 2 heads of 6, so at best 3x; HBM and the fixed
-  // costs take some of it.
-  EXPECT_LT(t4, t1 / 2.0) << "1 core " << t1 << " s, 4 cores " << t4 << " s";
+  // costs take some of it, and one core already overlaps its heads' chains (interleaved).
+  EXPECT_LT(t4, t1 / 1.6) << "1 core " << t1 << " s, 4 cores " << t4 << " s";
 }
 
 TEST(AttentionKernelMask, MaskWithWrongHeadCountIsAShapeError) {
