@@ -33,6 +33,7 @@ enum class OpKind : uint8_t {
   GatherND, CumSum, Trilu, ArgMax, ArgMin, TopK, OneHot, InstanceNormalization, GroupNormalization, Einsum,
   ScatterND, ScatterElements,
   Im2col,  // made by Conv's decomposition (ops/conv.cpp), not an ONNX op
+  ConvGemm,  // implicit-GEMM convolution made by Conv's decomposition (ops/conv_gemm.cpp)
   kCount
 };
 

@@ -1,0 +1,42 @@
+// ConvGemm: a 2-D convolution lowered as implicit GEMM on TensorE (lower_conv.h). Made by Conv's
+// decomposition (ops/conv.cpp), never imported. Inputs: x [N, C, H, W], the weight laid out
+// [taps x C/group, M] (a Transpose of the ONNX weight, folded at compile time), the bias [M]
+// (optional). Attributes: kernel_shape, strides, dilations (2 each), pads (top, left, bottom,
+// right; padding done on chip), group, stack (taps per K tile). Split across cores by bands.
+#include "trnsim/compiler/lower_conv.h"
+#include "trnsim/compiler/op_unit.h"
+
+namespace trnsim::compiler {
+namespace {
+
+void infer(Graph& g, const Node& n) {
+  const Shape& x = input(g, n, 0).shape;
+  const Shape& w = input(g, n, 1).shape;
+  const auto k = n.ints("kernel_shape"), s = n.ints("strides"), d = n.ints("dilations"), p = n.ints("pads");
+  if (x.size() != 4 || w.size() != 2 || k.size() != 2 || s.size() != 2 || d.size() != 2 || p.size() != 4)
+    throw ShapeError(fmt::format("node '{}': ConvGemm input {} weight {}", n.name, shape_str(x), shape_str(w)));
+  const int64_t group = n.i("group", 1);
+  if (group < 1 || x[1] % group != 0 || w[0] != k[0] * k[1] * (x[1] / group) || w[1] % group != 0)
+    throw ShapeError(fmt::format("node '{}': ConvGemm weight {} for input {} in {} groups", n.name, shape_str(w), shape_str(x), group));
+  Shape out = {x[0], w[1]};
+  for (int i = 0; i < 2; ++i) out.push_back((x[2 + i] + p[i] + p[2 + i] - ((k[i] - 1) * d[i] + 1)) / s[i] + 1);
+  set_output(g, n, 0, out, input(g, n, 0).type);
+}
+
+int64_t bands(const Graph& g, const Node& n) {
+  const ConvGeom geom = conv_gemm_geom(g, n, 2);
+  const auto p = plan_conv(geom);
+  if (!p) return 1;
+  return ((geom.n + p->band_images - 1) / p->band_images) * ((geom.oh + p->band_rows - 1) / p->band_rows);
+}
+
+}  // namespace
+
+void register_conv_gemm(OpRegistry& r) {
+  r.push_back({.kind = OpKind::ConvGemm, .name = "ConvGemm", .cls = OpClass::Compute, .min_inputs = 2, .max_inputs = 3,
+               .attributes = {"kernel_shape", "strides", "dilations", "pads", "group", "stack"},
+               .internal = true,
+               .rules = {.infer = infer, .lower = lower_conv_gemm, .parallel_units = bands}});
+}
+
+}  // namespace trnsim::compiler
