@@ -1,0 +1,130 @@
+// PoolWindow: max or sum pooling over 2-D windows as one windowed reduction per band (made by
+// the MaxPool/AveragePool decomposition, ops/pool.cpp; never imported). The (image, channel)
+// planes sit on the partitions, 128 at a time; a band of output rows reads its input rows once
+// into SBUF (padding done on chip with the pad value), and one VectorE TensorReduce over the
+// access pattern [rows, cols, kernel rows, kernel cols] (overlapping windows, strides and
+// dilations in the pattern) reduces the innermost two axes. No window copies, no HBM round trip.
+// Attributes: mode (0 max, 1 sum), kernel_shape, strides, dilations (2 each), pads (top, left,
+// bottom, right), out_spatial (2), pad_value.
+#include <algorithm>
+
+#include "trnsim/compiler/core_split.h"
+#include "trnsim/compiler/lower_context.h"
+#include "trnsim/compiler/op_unit.h"
+#include "trnsim/kernels/tiling.h"
+
+namespace trnsim::compiler {
+namespace {
+
+using kernels::Span;
+
+constexpr int64_t kBudgetBytes = 80 * 1024;  // per partition: input bands and results, double-buffered
+constexpr int kQueuesIn = 4, kQueueStore = 8, kQueuesStore = 4;
+
+struct PoolGeom {
+  int64_t planes, h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, oh, ow;
+  int64_t wp() const { return w + pl + pr; }
+  int64_t in_rows(int64_t r) const { return (r - 1) * sh + (kh - 1) * dh + 1; }
+};
+
+PoolGeom geom(const Graph& g, const Node& n) {
+  const Shape& x = g.tensor(n.inputs[0]).shape;
+  const auto k = n.ints("kernel_shape"), s = n.ints("strides"), d = n.ints("dilations"), p = n.ints("pads"), o = n.ints("out_spatial");
+  return {x[0] * x[1], x[2], x[3], k[0], k[1], s[0], s[1], d[0], d[1], p[0], p[1], p[2], p[3], o[0], o[1]};
+}
+
+// Output rows per band: the most whose double-buffered input band and result fit the budget.
+int64_t band_rows(const PoolGeom& g) {
+  int64_t r = g.oh;
+  while (r > 1 && 2 * (g.in_rows(r) * g.wp() + r * g.ow) * 4 > kBudgetBytes) r = (r + 1) / 2;
+  return r;
+}
+
+void infer(Graph& g, const Node& n) {
+  const Shape& x = input(g, n, 0).shape;
+  const auto o = n.ints("out_spatial");
+  if (x.size() != 4 || o.size() != 2) throw ShapeError(fmt::format("node '{}': PoolWindow input {}", n.name, shape_str(x)));
+  set_output(g, n, 0, {x[0], x[1], o[0], o[1]}, input(g, n, 0).type);
+}
+
+int64_t units(const Graph& g, const Node& n) {
+  const PoolGeom p = geom(g, n);
+  return ((p.planes + 127) / 128) * ((p.oh + band_rows(p) - 1) / band_rows(p));
+}
+
+isa::AccessPattern pattern(const View& base, int64_t parts, int64_t offset, std::initializer_list<isa::Dim> dims) {
+  isa::AccessPattern ap = base.ap();
+  ap.offset += offset * ap.element_bytes();
+  ap.partitions = static_cast<uint16_t>(parts);
+  ap.ndims = static_cast<uint8_t>(dims.size());
+  ap.dims = {};
+  std::copy(dims.begin(), dims.end(), ap.dims.begin());
+  return ap;
+}
+
+View hbm_rows(const kernels::Tensor& t, int64_t offset, int64_t parts, int64_t pstride, int64_t rows, int64_t cols) {
+  isa::AccessPattern ap = t.ap();
+  ap.offset = offset * ap.element_bytes();
+  ap.partitions = static_cast<uint16_t>(parts);
+  ap.partition_stride = pstride;
+  ap.ndims = 2;
+  ap.dims = {};
+  ap.dims[0] = {static_cast<int32_t>(cols), static_cast<int32_t>(rows)};
+  ap.dims[1] = {1, static_cast<int32_t>(cols)};
+  return View(ap, {parts, rows * cols}, t.buffer());
+}
+
+void lower(LowerCtx& ctx) {
+  const PoolGeom g = geom(ctx.g, ctx.n);
+  if (g.planes * g.oh * g.ow == 0) return;
+  const bool is_max = ctx.n.i("mode", 0) == 0;
+  const float pad_value = static_cast<float>(ctx.n.f("pad_value", 0.0));
+  const bool padded = g.pt || g.pl || g.pb || g.pr;
+  const int64_t R = band_rows(g), wpad = g.wp();
+  struct Piece { Span planes, rows; };
+  std::vector<Piece> pieces;
+  for (const Span& pl : kernels::split(g.planes, 128))
+    for (const Span& r : kernels::split(g.oh, R)) pieces.push_back({pl, r});
+  const auto& x = ctx.hbm(ctx.n.inputs[0]);
+  const auto& y = ctx.hbm(ctx.n.outputs[0]);
+  for_each_core_share(ctx, static_cast<int64_t>(pieces.size()), [&](int64_t first, int64_t last) {
+    auto& kb = ctx.kb;
+    kernels::TileRing in(kb, isa::Space::SBUF, {128, g.in_rows(R) * wpad}, DType::F32, 2, ctx.n.name + ".band");
+    kernels::TileRing out(kb, isa::Space::SBUF, {128, R * g.ow}, DType::F32, 2, ctx.n.name + ".result");
+    int q = 0, sq = 0;
+    for (int64_t i = first; i < last; ++i) {
+      const Piece& pc = pieces[static_cast<size_t>(i)];
+      const int64_t np = pc.planes.size, nr = pc.rows.size, ir = g.in_rows(nr);
+      const int64_t pr0 = pc.rows.begin * g.sh;  // first padded input row of the band
+      const int64_t ra = std::max<int64_t>(0, pr0 - g.pt), rb = std::min<int64_t>(g.h, pr0 + ir - g.pt);
+      const View t = in.next();
+      if (padded) kb.memset(View(pattern(t, np, 0, {{1, static_cast<int32_t>(ir * wpad)}}), {np, ir * wpad}, t.buffer()), pad_value,
+                            {.engine = isa::Engine::GpSimd});
+      if (rb > ra) {
+        const View dst(pattern(t, np, (ra + g.pt - pr0) * wpad + g.pl, {{static_cast<int32_t>(wpad), static_cast<int32_t>(rb - ra)}, {1, static_cast<int32_t>(g.w)}}),
+                       {np, (rb - ra) * g.w}, t.buffer());
+        kb.load(dst, hbm_rows(x, pc.planes.begin * g.h * g.w + ra * g.w, np, g.h * g.w, rb - ra, g.w), {.queue = q++ % kQueuesIn});
+      }
+      const View o = out.next();
+      const View res(pattern(o, np, 0, {{static_cast<int32_t>(g.ow), static_cast<int32_t>(nr)}, {1, static_cast<int32_t>(g.ow)}}), {np, nr * g.ow}, o.buffer());
+      const View win(pattern(t, np, 0,
+                             {{static_cast<int32_t>(g.sh * wpad), static_cast<int32_t>(nr)}, {static_cast<int32_t>(g.sw), static_cast<int32_t>(g.ow)},
+                              {static_cast<int32_t>(g.dh * wpad), static_cast<int32_t>(g.kh)}, {static_cast<int32_t>(g.dw), static_cast<int32_t>(g.kw)}}),
+                     {np, nr * g.ow * g.kh * g.kw}, t.buffer());
+      kb.reduce(res, win, is_max ? isa::AluOp::Max : isa::AluOp::Add, 2);
+      kb.store(hbm_rows(y, (pc.planes.begin * g.oh + pc.rows.begin) * g.ow, np, g.oh * g.ow, nr, g.ow), res,
+               {.queue = kQueueStore + sq++ % kQueuesStore});
+    }
+  });
+}
+
+}  // namespace
+
+void register_pool_window(OpRegistry& r) {
+  r.push_back({.kind = OpKind::PoolWindow, .name = "PoolWindow", .cls = OpClass::Compute, .min_inputs = 1, .max_inputs = 1,
+               .attributes = {"mode", "kernel_shape", "strides", "dilations", "pads", "out_spatial", "pad_value"},
+               .internal = true,
+               .rules = {.infer = infer, .lower = lower, .parallel_units = units}});
+}
+
+}  // namespace trnsim::compiler
