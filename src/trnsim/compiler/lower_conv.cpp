@@ -383,6 +383,7 @@ class ConvKernel {
 void lower_conv_gemm(LowerCtx& ctx) {
   const ConvGeom g = conv_gemm_geom(ctx.g, ctx.n, numerics::info(ctx.matmul_dtype).bits / 8);
   if (g.n * g.m * g.oh * g.ow == 0) return;
+  if (depthwise(g)) return lower_depthwise(ctx, g);
   const auto plan = plan_conv(g);
   if (!plan) throw UnsupportedError(fmt::format("unsupported: op ConvGemm (a band of one output row does not fit SBUF) at node '{}'", ctx.n.name));
   std::vector<Band> bands;

@@ -51,4 +51,10 @@ std::optional<ConvPlan> plan_conv(const ConvGeom& g, int64_t budget_bytes = kCon
 ConvGeom conv_gemm_geom(const Graph& gr, const Node& n, int64_t elem_bytes);
 void lower_conv_gemm(LowerCtx& ctx);
 
+// Depthwise (one input and one output channel per group): on VectorE/ScalarE, not TensorE
+// (lower_depthwise.cpp). Output rows per band, 0 when one row does not fit SBUF.
+inline bool depthwise(const ConvGeom& g) { return g.group > 1 && g.group == g.c && g.m == g.c; }
+int64_t depthwise_band_rows(const ConvGeom& g);
+void lower_depthwise(LowerCtx& ctx, const ConvGeom& g);
+
 }  // namespace trnsim::compiler

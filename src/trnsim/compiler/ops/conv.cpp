@@ -1,12 +1,13 @@
 // Conv (N-d, grouped, dilated, strided, padded). Per-form rule:
-//  - 1-D and 2-D, not depthwise: one ConvGemm node, implicit GEMM on TensorE with channels on
-//    the partitions and the taps as access patterns over an SBUF band (lower_conv.h); the
-//    weight goes through a Transpose to [taps x channels, M] that constant folding does once;
+//  - 1-D and 2-D: one ConvGemm node, implicit GEMM on TensorE with channels on the partitions
+//    and the taps as access patterns over an SBUF band (lower_conv.h), or for a depthwise conv
+//    per-tap scaled windows on VectorE/ScalarE; the weight goes through a Transpose to
+//    [taps x channels, M] that constant folding does once;
 //  - otherwise (3-D, or a band that does not fit SBUF) as im2col + MatMul:
 //  - group 1: a 1x1 stride-1 unpadded conv reads x as [N, C, P] directly (no copy); any other
 //    kernel/stride/dilation/padding builds its columns with ONE Im2col node, a single overlapping
 //    strided DMA access pattern over the padded input (no per-tap Slice nodes, no Concat);
-//  - depthwise (Cg == Mg == 1): per-tap scaled windows (VectorE multiply-accumulate);
+//  - depthwise (Cg == Mg == 1): per-tap scaled windows (Slice + Mul + Add nodes);
 //  - other groups: per group Slices + the same Im2col + MatMul.
 #include <algorithm>
 
@@ -113,13 +114,13 @@ std::string im2col(GraphEditor& e, const Node& n, const std::string& xp, const S
                 {"out_spatial", std::vector<int64_t>(o.begin(), o.end())}});
 }
 
-// The ConvGemm form of a 1-D or 2-D conv that is not depthwise; false when a band of one
+// The ConvGemm form of a 1-D or 2-D conv; false when a band of one
 // output row would not fit SBUF (or the rank is other), leaving the Im2col form.
 bool conv_gemm(GraphEditor& e, const Node& n) {
   Graph& g = e.graph();
   const Shape xs = shape_of(g, n.inputs[0]), ws = shape_of(g, n.inputs[1]), os = shape_of(g, n.outputs[0]);
   const int64_t group = n.i("group", 1), Cg = ws[1];
-  if ((xs.size() != 3 && xs.size() != 4) || (group > 1 && Cg == 1 && ws[0] == group)) return false;
+  if (xs.size() != 3 && xs.size() != 4) return false;
   const Shape kernel(ws.begin() + 2, ws.end());
   const WindowParams wp = window_params(n, xs, kernel);
   const bool one_d = xs.size() == 3;
@@ -132,13 +133,14 @@ bool conv_gemm(GraphEditor& e, const Node& n) {
                 .elem_bytes = 4, .epilogue_rings = 4};
   // Few channels (an RGB stem): stack a kernel row's taps on the partitions, from an input
   // padded in HBM (each tap one shifted copy; the kernel rows are row offsets of the same copy).
-  if (Cg <= kStackMaxChannels && geom.kw > 1) {
+  const bool dw = depthwise(geom);
+  if (!dw && Cg <= kStackMaxChannels && geom.kw > 1) {
     geom.stack = std::min<int64_t>(geom.kw, 128 / Cg);
     geom.h += geom.pt + geom.pb;
     geom.w += geom.pl + geom.pr;
     geom.pt = geom.pl = geom.pb = geom.pr = 0;
   }
-  if (!plan_conv(geom)) return false;
+  if (dw ? depthwise_band_rows(geom) == 0 : !plan_conv(geom)) return false;
   std::string x = n.inputs[0];
   if (geom.stack > 1) x = pad_spatial(e, n, x, wp, 0.0);
   if (one_d) x = reshape(e, n.name + ".as2d", x, {geom.n, geom.c, 1, geom.w});

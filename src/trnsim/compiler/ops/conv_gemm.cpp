@@ -2,7 +2,9 @@
 // decomposition (ops/conv.cpp), never imported. Inputs: x [N, C, H, W], the weight laid out
 // [taps x C/group, M] (a Transpose of the ONNX weight, folded at compile time), the bias [M]
 // (optional). Attributes: kernel_shape, strides, dilations (2 each), pads (top, left, bottom,
-// right; padding done on chip), group, stack (taps per K tile). Split across cores by bands.
+// right; padding done on chip), group, stack (column taps per K tile). Split across cores by
+// bands. A depthwise conv runs on VectorE/ScalarE instead (lower_depthwise.cpp) and takes no
+// fused epilogue (the fusion pass leaves it alone).
 #include "trnsim/compiler/lower_conv.h"
 #include "trnsim/compiler/op_unit.h"
 
@@ -25,6 +27,10 @@ void infer(Graph& g, const Node& n) {
 
 int64_t bands(const Graph& g, const Node& n) {
   const ConvGeom geom = conv_gemm_geom(g, n, 2);
+  if (depthwise(geom)) {
+    const int64_t r = std::max<int64_t>(1, depthwise_band_rows(geom));
+    return ((geom.n * geom.c + 127) / 128) * ((geom.oh + r - 1) / r);
+  }
   const auto p = plan_conv(geom);
   if (!p) return 1;
   return ((geom.n + p->band_images - 1) / p->band_images) * ((geom.oh + p->band_rows - 1) / p->band_rows);
