@@ -9,6 +9,7 @@
 #include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/lower_elementwise.h"
 #include "trnsim/compiler/shape_util.h"
+#include "trnsim/compiler/tile_views.h"
 
 namespace trnsim::compiler {
 
@@ -88,41 +89,9 @@ ConvGeom conv_gemm_geom(const Graph& gr, const Node& n, int64_t elem_bytes) {
 
 namespace {
 
-// An HBM view: `parts` partitions `pstride` elements apart, free dims (stride, count) outermost
-// first, starting `offset` elements into the tensor.
-View hbm_view(const kernels::Tensor& t, int64_t offset, int64_t parts, int64_t pstride, const std::vector<std::pair<int64_t, int64_t>>& dims) {
-  isa::AccessPattern ap = t.ap();
-  ap.offset = offset * ap.element_bytes();
-  ap.partitions = static_cast<uint16_t>(parts);
-  ap.partition_stride = pstride;
-  ap.ndims = static_cast<uint8_t>(dims.size());
-  ap.dims = {};
-  int64_t free = 1;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    ap.dims[i] = {static_cast<int32_t>(dims[i].first), static_cast<int32_t>(dims[i].second)};
-    free *= dims[i].second;
-  }
-  return View(ap, {parts, free}, t.buffer());
-}
-
-// A view of `parts` partitions of an SBUF tile at element `offset` with free dims (stride, count).
-View sbuf_view(const View& tile, int64_t parts, int64_t offset, const std::vector<std::pair<int64_t, int64_t>>& dims) {
-  isa::AccessPattern ap = tile.ap();
-  ap.offset += offset * ap.element_bytes();
-  ap.partitions = static_cast<uint16_t>(parts);
-  ap.ndims = static_cast<uint8_t>(dims.size());
-  ap.dims = {};
-  int64_t free = 1;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    ap.dims[i] = {static_cast<int32_t>(dims[i].first), static_cast<int32_t>(dims[i].second)};
-    free *= dims[i].second;
-  }
-  return View(ap, {parts, free}, tile.buffer());
-}
-
 // Free dims with size-1 entries dropped (an access pattern has at most four).
-std::vector<std::pair<int64_t, int64_t>> dims_of(std::initializer_list<std::pair<int64_t, int64_t>> d) {
-  std::vector<std::pair<int64_t, int64_t>> out;
+FreeDims dims_of(std::initializer_list<std::pair<int64_t, int64_t>> d) {
+  FreeDims out;
   for (const auto& x : d)
     if (x.second != 1) out.push_back(x);
   if (out.empty()) out.push_back({1, 1});
@@ -191,14 +160,14 @@ class ConvKernel {
         for (const Span& s : kernels::split(g_.kw, g_.stack))
           for (int64_t a = 0; a < g_.kh; ++a) {
             kernels::Tile t = scope.sbuf({s.size * cg, mg}, ctx_.matmul_dtype, ctx_.n.name + ".weight");
-            kb_.load(t, hbm_view(wt, (a * g_.kw + s.begin) * cg * M + gi * mg, s.size * cg, M, {{1, mg}}), {.queue = kQueueW + q++ % kQueuesW});
+            kb_.load(t, hbm_pattern(wt, (a * g_.kw + s.begin) * cg * M + gi * mg, s.size * cg, M, {{1, mg}}), {.queue = kQueueW + q++ % kQueuesW});
             weights_.push_back(t);
           }
         continue;
       }
       for (const Span& ci : kernels::split(cg, 128)) {
         kernels::Tile t = scope.sbuf({ci.size, g_.taps() * mg}, ctx_.matmul_dtype, ctx_.n.name + ".weight");
-        kb_.load(t, hbm_view(wt, ci.begin * M + gi * mg, ci.size, M, dims_of({{cg * M, g_.taps()}, {1, mg}})), {.queue = kQueueW + q++ % kQueuesW});
+        kb_.load(t, hbm_pattern(wt, ci.begin * M + gi * mg, ci.size, M, dims_of({{cg * M, g_.taps()}, {1, mg}})), {.queue = kQueueW + q++ % kQueuesW});
         weights_.push_back(t);
       }
     }
@@ -210,7 +179,7 @@ class ConvKernel {
     for (int64_t gi = 0; gi < g_.group; ++gi)
       for (const Span& mt : kernels::split(g_.mg(), 128)) {
         kernels::Tile t = scope.sbuf({mt.size, 1}, DType::F32, ctx_.n.name + ".bias");
-        kb_.load(t, hbm_view(bt, gi * g_.mg() + mt.begin, mt.size, 1, {{1, 1}}), {.queue = kQueueOperand});
+        kb_.load(t, hbm_pattern(bt, gi * g_.mg() + mt.begin, mt.size, 1, {{1, 1}}), {.queue = kQueueOperand});
         bias_.push_back(t);
       }
   }
@@ -255,8 +224,8 @@ class ConvKernel {
           const int64_t base = b.row * g_.sh * wpad;
           for (int64_t j = 0; j < s.size; ++j) {
             const int64_t off = (s.begin + j) * g_.dw;
-            const View dst = sbuf_view(t, (j + 1) * cg, 0, {{1, len}}).slice({{j * cg, (j + 1) * cg}});
-            kb_.load(dst, hbm_view(x, (b.img * C + gi * cg) * plane + base + off, cg, plane, {{1, len}}),
+            const View dst = sbuf_pattern(t, (j + 1) * cg, 0, {{1, len}}).slice({{j * cg, (j + 1) * cg}});
+            kb_.load(dst, hbm_pattern(x, (b.img * C + gi * cg) * plane + base + off, cg, plane, {{1, len}}),
                      {.queue = kQueueIn + in_q_++ % kQueuesIn});
           }
           tiles.push_back(t);
@@ -269,20 +238,20 @@ class ConvKernel {
         const int64_t pr0 = b.row * g_.sh;  // first padded row of the band
         const int64_t ra = std::max<int64_t>(0, pr0 - g_.pt), rb = std::min<int64_t>(H, pr0 + ir - g_.pt);
         if (!padded()) {
-          kb_.load(sbuf_view(t, ci.size, 0, dims_of({{ir * W, b.images}, {1, ir * W}})),
-                   hbm_view(x, (b.img * C + c0) * plane + pr0 * W, ci.size, plane, dims_of({{C * plane, b.images}, {1, ir * W}})),
+          kb_.load(sbuf_pattern(t, ci.size, 0, dims_of({{ir * W, b.images}, {1, ir * W}})),
+                   hbm_pattern(x, (b.img * C + c0) * plane + pr0 * W, ci.size, plane, dims_of({{C * plane, b.images}, {1, ir * W}})),
                    {.queue = kQueueIn + in_q_++ % kQueuesIn});
         } else {
           // Padding on chip: zero the band, land the rows in fp32, copy them in at their offset.
-          kb_.memset(sbuf_view(t, ci.size, 0, {{1, b.images * ir * wpad}}), 0.0f, {.engine = isa::Engine::GpSimd});
+          kb_.memset(sbuf_pattern(t, ci.size, 0, {{1, b.images * ir * wpad}}), 0.0f, {.engine = isa::Engine::GpSimd});
           if (rb > ra) {
             View st = stage_->next();
             const int64_t nr = rb - ra;
-            kb_.load(sbuf_view(st, ci.size, 0, dims_of({{nr * W, b.images}, {1, nr * W}})),
-                     hbm_view(x, (b.img * C + c0) * plane + ra * W, ci.size, plane, dims_of({{C * plane, b.images}, {1, nr * W}})),
+            kb_.load(sbuf_pattern(st, ci.size, 0, dims_of({{nr * W, b.images}, {1, nr * W}})),
+                     hbm_pattern(x, (b.img * C + c0) * plane + ra * W, ci.size, plane, dims_of({{C * plane, b.images}, {1, nr * W}})),
                      {.queue = kQueueIn + in_q_++ % kQueuesIn});
-            kb_.copy(sbuf_view(t, ci.size, (ra + g_.pt - pr0) * wpad + g_.pl, dims_of({{ir * wpad, b.images}, {wpad, nr}, {1, W}})),
-                     sbuf_view(st, ci.size, 0, dims_of({{nr * W, b.images}, {W, nr}, {1, W}})));
+            kb_.copy(sbuf_pattern(t, ci.size, (ra + g_.pt - pr0) * wpad + g_.pl, dims_of({{ir * wpad, b.images}, {wpad, nr}, {1, W}})),
+                     sbuf_pattern(st, ci.size, 0, dims_of({{nr * W, b.images}, {W, nr}, {1, W}})));
           }
         }
         tiles.push_back(t);
@@ -318,7 +287,7 @@ class ConvKernel {
             const View& wtile = weights_[static_cast<size_t>(t.weight_tile)];
             const View stat = wtile.slice({{0, t.rows}, {t.w_col0 + mt.begin, t.w_col0 + mt.end()}});
             const int64_t img_len = g_.stack > 1 ? 0 : ir * wpad;
-            const View mov = sbuf_view(in[static_cast<size_t>(t.input)], t.rows, c.img * img_len + c.row * g_.sh * wpad + t.offset,
+            const View mov = sbuf_pattern(in[static_cast<size_t>(t.input)], t.rows, c.img * img_len + c.row * g_.sh * wpad + t.offset,
                                        dims_of({{img_len, c.images}, {g_.sh * wpad, c.rows}, {g_.sw, g_.ow}}));
             kb_.matmul(ps, stat, mov, k == 0, k + 1 == kt.size());
           }
@@ -329,7 +298,7 @@ class ConvKernel {
         epilogue(b, gi * g_.mg() + mt.begin, mt.size, out, relu_first ? 1 : 0);
         const auto& y = ctx_.hbm(ctx_.n.outputs[0]);
         const int64_t oplane = g_.oh * g_.ow;
-        kb_.store(hbm_view(y, (b.img * g_.m + gi * g_.mg() + mt.begin) * oplane + b.row * g_.ow, mt.size, oplane,
+        kb_.store(hbm_pattern(y, (b.img * g_.m + gi * g_.mg() + mt.begin) * oplane + b.row * g_.ow, mt.size, oplane,
                            dims_of({{g_.m * oplane, b.images}, {1, b.rows * g_.ow}})),
                   out, {.queue = kQueueStore + st_q_++ % kQueuesStore});
         ++bias_i;
@@ -356,12 +325,12 @@ class ConvKernel {
       if (v.strides[0] == 0 && v.strides[2] == 0 && v.strides[3] == 0) {
         // Per channel (a bias-like operand): one element per partition read with a zero stride.
         View one = kernels::corner(opr_->next(), nch, 1);
-        kb_.load(one, hbm_view(ot, off, nch, v.strides[1], {{1, 1}}), {.queue = kQueueOperand});
-        o = sbuf_view(one, nch, 0, {{0, px}});
+        kb_.load(one, hbm_pattern(ot, off, nch, v.strides[1], {{1, 1}}), {.queue = kQueueOperand});
+        o = sbuf_pattern(one, nch, 0, {{0, px}});
       } else {
         o = kernels::corner(opr_->next(), nch, px);
-        kb_.load(sbuf_view(o, nch, 0, dims_of({{b.rows * g_.ow, b.images}, {g_.ow, b.rows}, {1, g_.ow}})),
-                 hbm_view(ot, off, nch, v.strides[1], dims_of({{v.strides[0], b.images}, {v.strides[2], b.rows}, {v.strides[3], g_.ow}})),
+        kb_.load(sbuf_pattern(o, nch, 0, dims_of({{b.rows * g_.ow, b.images}, {g_.ow, b.rows}, {1, g_.ow}})),
+                 hbm_pattern(ot, off, nch, v.strides[1], dims_of({{v.strides[0], b.images}, {v.strides[2], b.rows}, {v.strides[3], g_.ow}})),
                  {.queue = kQueueOperand});
       }
       if (ep.operand_first) apply_elementwise(kb_, ctx_.n, ep.op, out, o, &out, nullptr, t, false);

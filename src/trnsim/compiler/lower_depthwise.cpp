@@ -10,6 +10,7 @@
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/lower_conv.h"
+#include "trnsim/compiler/tile_views.h"
 #include "trnsim/kernels/tiling.h"
 
 namespace trnsim::compiler {
@@ -19,29 +20,6 @@ using kernels::Span;
 
 constexpr int64_t kBudgetBytes = 80 * 1024;  // per partition: bands, accumulators, double-buffered
 constexpr int kQueuesIn = 4, kQueueW = 4, kQueueStore = 8, kQueuesStore = 4;
-
-isa::AccessPattern pattern(const View& base, int64_t parts, int64_t offset, std::initializer_list<isa::Dim> dims) {
-  isa::AccessPattern ap = base.ap();
-  ap.offset += offset * ap.element_bytes();
-  ap.partitions = static_cast<uint16_t>(parts);
-  ap.ndims = static_cast<uint8_t>(dims.size());
-  ap.dims = {};
-  std::copy(dims.begin(), dims.end(), ap.dims.begin());
-  return ap;
-}
-
-View hbm_pattern(const kernels::Tensor& t, int64_t offset, int64_t parts, int64_t pstride, std::initializer_list<isa::Dim> dims) {
-  isa::AccessPattern ap = t.ap();
-  ap.offset = offset * ap.element_bytes();
-  ap.partitions = static_cast<uint16_t>(parts);
-  ap.partition_stride = pstride;
-  ap.ndims = static_cast<uint8_t>(dims.size());
-  ap.dims = {};
-  std::copy(dims.begin(), dims.end(), ap.dims.begin());
-  return View(ap, {parts, ap.free_size()}, t.buffer());
-}
-
-int32_t i32(int64_t v) { return static_cast<int32_t>(v); }
 
 }  // namespace
 
@@ -81,14 +59,10 @@ void lower_depthwise(LowerCtx& ctx, const ConvGeom& g) {
         wtile = wt.next();
         for (int64_t p = 0; p < np;) {
           const int64_t c = (pc.planes.begin + p) % g.c, run = std::min(np - p, g.c - c);
-          isa::AccessPattern wp = pattern(wtile, run, 0, {{1, i32(KK)}});
-          wp.start_partition = static_cast<uint8_t>(wtile.ap().start_partition + p);
-          kb.load(View(wp, {run, KK}, wtile.buffer()), hbm_pattern(w, c, run, 1, {{i32(g.c), i32(KK)}}), {.queue = kQueueW});
-          if (has_bias) {
-            isa::AccessPattern bp = pattern(wtile, run, KK, {{1, 1}});
-            bp.start_partition = static_cast<uint8_t>(wtile.ap().start_partition + p);
-            kb.load(View(bp, {run, 1}, wtile.buffer()), hbm_pattern(ctx.hbm(ctx.n.inputs[2]), c, run, 1, {{1, 1}}), {.queue = kQueueW});
-          }
+          const View rows = wtile.slice({{p, p + run}});
+          kb.load(sbuf_pattern(rows, run, 0, {{1, KK}}), hbm_pattern(w, c, run, 1, {{g.c, KK}}), {.queue = kQueueW});
+          if (has_bias)
+            kb.load(sbuf_pattern(rows, run, KK, {{1, 1}}), hbm_pattern(ctx.hbm(ctx.n.inputs[2]), c, run, 1, {{1, 1}}), {.queue = kQueueW});
           p += run;
         }
         loaded = pc.planes.begin;
@@ -96,15 +70,15 @@ void lower_depthwise(LowerCtx& ctx, const ConvGeom& g) {
       const int64_t pr0 = pc.rows.begin * g.sh;
       const int64_t ra = std::max<int64_t>(0, pr0 - g.pt), rb = std::min<int64_t>(g.h, pr0 + ir - g.pt);
       const View t = in.next();
-      if (padded) kb.memset(View(pattern(t, np, 0, {{1, i32(ir * wpad)}}), {np, ir * wpad}, t.buffer()), 0.0f, {.engine = isa::Engine::GpSimd});
+      if (padded) kb.memset(sbuf_pattern(t, np, 0, {{1, ir * wpad}}), 0.0f, {.engine = isa::Engine::GpSimd});
       if (rb > ra)
-        kb.load(View(pattern(t, np, (ra + g.pt - pr0) * wpad + g.pl, {{i32(wpad), i32(rb - ra)}, {1, i32(g.w)}}), {np, (rb - ra) * g.w}, t.buffer()),
-                hbm_pattern(x, pc.planes.begin * g.h * g.w + ra * g.w, np, g.h * g.w, {{i32(g.w), i32(rb - ra)}, {1, i32(g.w)}}),
+        kb.load(sbuf_pattern(t, np, (ra + g.pt - pr0) * wpad + g.pl, {{wpad, rb - ra}, {1, g.w}}),
+                hbm_pattern(x, pc.planes.begin * g.h * g.w + ra * g.w, np, g.h * g.w, {{g.w, rb - ra}, {1, g.w}}),
                 {.queue = q++ % kQueuesIn});
       const View a = kernels::corner(acc.next(), np, nr * g.ow);
       for (int64_t k = 0; k < KK; ++k) {
         const int64_t kr = k / g.kw, kc = k % g.kw;
-        const View win(pattern(t, np, kr * g.dh * wpad + kc * g.dw, {{i32(g.sh * wpad), i32(nr)}, {i32(g.sw), i32(g.ow)}}), {np, nr * g.ow}, t.buffer());
+        const View win = sbuf_pattern(t, np, kr * g.dh * wpad + kc * g.dw, {{g.sh * wpad, nr}, {g.sw, g.ow}});
         const View wk = wtile.slice({{0, np}, {k, k + 1}});
         if (k == 0) {
           kb.activation(a, win, isa::ActFunc::Copy, wk, has_bias ? kernels::Scalar(wtile.slice({{0, np}, {KK, KK + 1}})) : kernels::Scalar(0.0f));
@@ -114,7 +88,7 @@ void lower_depthwise(LowerCtx& ctx, const ConvGeom& g) {
         kb.activation(s, win, isa::ActFunc::Copy, wk);  // ScalarE scales the window
         kb.tensor_tensor(a, a, s, isa::AluOp::Add);      // VectorE accumulates
       }
-      kb.store(hbm_pattern(y, (pc.planes.begin * g.oh + pc.rows.begin) * g.ow, np, g.oh * g.ow, {{1, i32(nr * g.ow)}}), a,
+      kb.store(hbm_pattern(y, (pc.planes.begin * g.oh + pc.rows.begin) * g.ow, np, g.oh * g.ow, {{1, nr * g.ow}}), a,
                {.queue = kQueueStore + sq++ % kQueuesStore});
     }
   });

@@ -11,6 +11,7 @@
 #include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/lower_context.h"
 #include "trnsim/compiler/op_unit.h"
+#include "trnsim/compiler/tile_views.h"
 #include "trnsim/kernels/tiling.h"
 
 namespace trnsim::compiler {
@@ -52,28 +53,6 @@ int64_t units(const Graph& g, const Node& n) {
   return ((p.planes + 127) / 128) * ((p.oh + band_rows(p) - 1) / band_rows(p));
 }
 
-isa::AccessPattern pattern(const View& base, int64_t parts, int64_t offset, std::initializer_list<isa::Dim> dims) {
-  isa::AccessPattern ap = base.ap();
-  ap.offset += offset * ap.element_bytes();
-  ap.partitions = static_cast<uint16_t>(parts);
-  ap.ndims = static_cast<uint8_t>(dims.size());
-  ap.dims = {};
-  std::copy(dims.begin(), dims.end(), ap.dims.begin());
-  return ap;
-}
-
-View hbm_rows(const kernels::Tensor& t, int64_t offset, int64_t parts, int64_t pstride, int64_t rows, int64_t cols) {
-  isa::AccessPattern ap = t.ap();
-  ap.offset = offset * ap.element_bytes();
-  ap.partitions = static_cast<uint16_t>(parts);
-  ap.partition_stride = pstride;
-  ap.ndims = 2;
-  ap.dims = {};
-  ap.dims[0] = {static_cast<int32_t>(cols), static_cast<int32_t>(rows)};
-  ap.dims[1] = {1, static_cast<int32_t>(cols)};
-  return View(ap, {parts, rows * cols}, t.buffer());
-}
-
 void lower(LowerCtx& ctx) {
   const PoolGeom g = geom(ctx.g, ctx.n);
   if (g.planes * g.oh * g.ow == 0) return;
@@ -98,21 +77,17 @@ void lower(LowerCtx& ctx) {
       const int64_t pr0 = pc.rows.begin * g.sh;  // first padded input row of the band
       const int64_t ra = std::max<int64_t>(0, pr0 - g.pt), rb = std::min<int64_t>(g.h, pr0 + ir - g.pt);
       const View t = in.next();
-      if (padded) kb.memset(View(pattern(t, np, 0, {{1, static_cast<int32_t>(ir * wpad)}}), {np, ir * wpad}, t.buffer()), pad_value,
+      if (padded) kb.memset(sbuf_pattern(t, np, 0, {{1, ir * wpad}}), pad_value,
                             {.engine = isa::Engine::GpSimd});
       if (rb > ra) {
-        const View dst(pattern(t, np, (ra + g.pt - pr0) * wpad + g.pl, {{static_cast<int32_t>(wpad), static_cast<int32_t>(rb - ra)}, {1, static_cast<int32_t>(g.w)}}),
-                       {np, (rb - ra) * g.w}, t.buffer());
-        kb.load(dst, hbm_rows(x, pc.planes.begin * g.h * g.w + ra * g.w, np, g.h * g.w, rb - ra, g.w), {.queue = q++ % kQueuesIn});
+        kb.load(sbuf_pattern(t, np, (ra + g.pt - pr0) * wpad + g.pl, {{wpad, rb - ra}, {1, g.w}}),
+                hbm_pattern(x, pc.planes.begin * g.h * g.w + ra * g.w, np, g.h * g.w, {{g.w, rb - ra}, {1, g.w}}), {.queue = q++ % kQueuesIn});
       }
       const View o = out.next();
-      const View res(pattern(o, np, 0, {{static_cast<int32_t>(g.ow), static_cast<int32_t>(nr)}, {1, static_cast<int32_t>(g.ow)}}), {np, nr * g.ow}, o.buffer());
-      const View win(pattern(t, np, 0,
-                             {{static_cast<int32_t>(g.sh * wpad), static_cast<int32_t>(nr)}, {static_cast<int32_t>(g.sw), static_cast<int32_t>(g.ow)},
-                              {static_cast<int32_t>(g.dh * wpad), static_cast<int32_t>(g.kh)}, {static_cast<int32_t>(g.dw), static_cast<int32_t>(g.kw)}}),
-                     {np, nr * g.ow * g.kh * g.kw}, t.buffer());
+      const View res = sbuf_pattern(o, np, 0, {{g.ow, nr}, {1, g.ow}});
+      const View win = sbuf_pattern(t, np, 0, {{g.sh * wpad, nr}, {g.sw, g.ow}, {g.dh * wpad, g.kh}, {g.dw, g.kw}});
       kb.reduce(res, win, is_max ? isa::AluOp::Max : isa::AluOp::Add, 2);
-      kb.store(hbm_rows(y, (pc.planes.begin * g.oh + pc.rows.begin) * g.ow, np, g.oh * g.ow, nr, g.ow), res,
+      kb.store(hbm_pattern(y, (pc.planes.begin * g.oh + pc.rows.begin) * g.ow, np, g.oh * g.ow, {{g.ow, nr}, {1, g.ow}}), res,
                {.queue = kQueueStore + sq++ % kQueuesStore});
     }
   });
