@@ -25,6 +25,30 @@ void infer(Graph& g, const Node& n) {
   set_output(g, n, 0, out, input(g, n, 0).type);
 }
 
+// The reference (constant folding, host evaluation): the convolution in double precision.
+void eval(Graph& gr, const Node& n, std::vector<double>& out) {
+  const ConvGeom g = conv_gemm_geom(gr, n, 4);
+  const auto& x = data(gr, n.inputs[0]);
+  const auto& w = data(gr, n.inputs[1]);  // [taps x Cg, M]
+  const std::vector<double>* bias = has_input(n, 2) ? &data(gr, n.inputs[2]) : nullptr;
+  const int64_t cg = g.cg(), mg = g.mg();
+  size_t i = 0;
+  for (int64_t b = 0; b < g.n; ++b)
+    for (int64_t m = 0; m < g.m; ++m)
+      for (int64_t oy = 0; oy < g.oh; ++oy)
+        for (int64_t ox = 0; ox < g.ow; ++ox, ++i) {
+          double acc = bias ? (*bias)[static_cast<size_t>(m)] : 0.0;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t t = 0; t < g.taps(); ++t) {
+              const int64_t iy = oy * g.sh - g.pt + (t / g.kw) * g.dh, ix = ox * g.sw - g.pl + (t % g.kw) * g.dw;
+              if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
+              const int64_t ch = (m / mg) * cg + c;
+              acc += x[static_cast<size_t>(((b * g.c + ch) * g.h + iy) * g.w + ix)] * w[static_cast<size_t>((t * cg + c) * g.m + m)];
+            }
+          out[i] = acc;
+        }
+}
+
 int64_t bands(const Graph& g, const Node& n) {
   const ConvGeom geom = conv_gemm_geom(g, n, 2);
   if (depthwise(geom)) {
@@ -42,7 +66,7 @@ void register_conv_gemm(OpRegistry& r) {
   r.push_back({.kind = OpKind::ConvGemm, .name = "ConvGemm", .cls = OpClass::Compute, .min_inputs = 2, .max_inputs = 3,
                .attributes = {"kernel_shape", "strides", "dilations", "pads", "group", "stack"},
                .internal = true,
-               .rules = {.infer = infer, .lower = lower_conv_gemm, .parallel_units = bands}});
+               .rules = {.infer = infer, .eval = eval, .lower = lower_conv_gemm, .parallel_units = bands}});
 }
 
 }  // namespace trnsim::compiler

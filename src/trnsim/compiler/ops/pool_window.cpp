@@ -7,6 +7,7 @@
 // Attributes: mode (0 max, 1 sum), kernel_shape, strides, dilations (2 each), pads (top, left,
 // bottom, right), out_spatial (2), pad_value.
 #include <algorithm>
+#include <cmath>
 
 #include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/lower_context.h"
@@ -46,6 +47,28 @@ void infer(Graph& g, const Node& n) {
   const auto o = n.ints("out_spatial");
   if (x.size() != 4 || o.size() != 2) throw ShapeError(fmt::format("node '{}': PoolWindow input {}", n.name, shape_str(x)));
   set_output(g, n, 0, {x[0], x[1], o[0], o[1]}, input(g, n, 0).type);
+}
+
+// The reference (constant folding, host evaluation): out-of-range taps read the pad value.
+void eval(Graph& gr, const Node& n, std::vector<double>& out) {
+  const PoolGeom g = geom(gr, n);
+  const auto& x = data(gr, n.inputs[0]);
+  const bool is_max = n.i("mode", 0) == 0;
+  const double pad = n.f("pad_value", 0.0);
+  size_t i = 0;
+  for (int64_t p = 0; p < g.planes; ++p)
+    for (int64_t oy = 0; oy < g.oh; ++oy)
+      for (int64_t ox = 0; ox < g.ow; ++ox, ++i) {
+        double acc = is_max ? -INFINITY : 0.0;
+        for (int64_t a = 0; a < g.kh; ++a)
+          for (int64_t b = 0; b < g.kw; ++b) {
+            const int64_t iy = oy * g.sh - g.pt + a * g.dh, ix = ox * g.sw - g.pl + b * g.dw;
+            const bool in = iy >= 0 && iy < g.h && ix >= 0 && ix < g.w;
+            const double v = in ? x[static_cast<size_t>((p * g.h + iy) * g.w + ix)] : pad;
+            acc = is_max ? std::max(acc, v) : acc + v;
+          }
+        out[i] = acc;
+      }
 }
 
 int64_t units(const Graph& g, const Node& n) {
@@ -99,7 +122,7 @@ void register_pool_window(OpRegistry& r) {
   r.push_back({.kind = OpKind::PoolWindow, .name = "PoolWindow", .cls = OpClass::Compute, .min_inputs = 1, .max_inputs = 1,
                .attributes = {"mode", "kernel_shape", "strides", "dilations", "pads", "out_spatial", "pad_value"},
                .internal = true,
-               .rules = {.infer = infer, .lower = lower, .parallel_units = units}});
+               .rules = {.infer = infer, .eval = eval, .lower = lower, .parallel_units = units}});
 }
 
 }  // namespace trnsim::compiler
