@@ -62,7 +62,7 @@ void fuse_epilogues(Graph& g) {
       for (const auto& o : g.nodes[i].outputs) producer[o] = i;
     for (size_t i = 0; i < g.nodes.size() && !changed; ++i) {
       Node& m = g.nodes[i];
-      if (m.op != OpKind::MatMul) continue;
+      if (m.op != OpKind::MatMul && (m.op != OpKind::ConvGemm || m.i("group", 1) > 1)) continue;
       const std::string y = m.outputs[0];
       auto it = cons.find(y);
       if (it == cons.end() || it->second.size() != 1 || outputs.count(y)) continue;

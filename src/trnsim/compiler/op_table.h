@@ -34,6 +34,8 @@ enum class OpKind : uint8_t {
   ScatterND, ScatterElements,
   ConvTranspose, LSTM, GRU, RNN, NonZero, If, Loop,  // issue 11 item 2 (ops2)
   Im2col,  // made by Conv's decomposition (ops/conv.cpp), not an ONNX op
+  ConvGemm,  // implicit-GEMM convolution made by Conv's decomposition (ops/conv_gemm.cpp)
+  PoolWindow,  // windowed max/sum reduction made by the pooling decomposition (ops/pool_window.cpp)
   kCount
 };
 

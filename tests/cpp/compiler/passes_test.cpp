@@ -91,10 +91,11 @@ TEST(Passes, ConvDecomposesIntoPrimitives) {
   OnnxModel::attr(m.node("Conv", {"x", "w"}, {"y"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
   m.output("y");
   auto cm = compiled(m);
+  // Two channels: the taps are stacked on the partitions, read from an input padded in HBM.
   bool pad = false, mm = false;
   for (const auto& n : cm.graph.nodes) {
     pad |= n.op == OpKind::Pad;
-    mm |= n.op == OpKind::MatMul;
+    mm |= n.op == OpKind::ConvGemm;
     EXPECT_NE(n.op, OpKind::Conv);
   }
   EXPECT_TRUE(pad && mm);

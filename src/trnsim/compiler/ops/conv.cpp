@@ -1,12 +1,17 @@
-// Conv (N-d, grouped, dilated, strided, padded) as im2col + MatMul (implicit GEMM on TensorE
-// through the weight-stationary matmul lowering). Per-form rule:
+// Conv (N-d, grouped, dilated, strided, padded). Per-form rule:
+//  - 1-D and 2-D: one ConvGemm node, implicit GEMM on TensorE with channels on the partitions
+//    and the taps as access patterns over an SBUF band (lower_conv.h), or for a depthwise conv
+//    per-tap scaled windows on VectorE/ScalarE; the weight goes through a Transpose to
+//    [taps x channels, M] that constant folding does once;
+//  - otherwise (3-D, or a band that does not fit SBUF) as im2col + MatMul:
 //  - group 1: a 1x1 stride-1 unpadded conv reads x as [N, C, P] directly (no copy); any other
 //    kernel/stride/dilation/padding builds its columns with ONE Im2col node, a single overlapping
 //    strided DMA access pattern over the padded input (no per-tap Slice nodes, no Concat);
-//  - depthwise (Cg == Mg == 1): per-tap scaled windows (VectorE multiply-accumulate);
+//  - depthwise (Cg == Mg == 1): per-tap scaled windows (Slice + Mul + Add nodes);
 //  - other groups: per group Slices + the same Im2col + MatMul.
 #include <algorithm>
 
+#include "trnsim/compiler/lower_conv.h"
 #include "trnsim/compiler/lower_elementwise.h"
 #include "trnsim/compiler/op_unit.h"
 
@@ -109,7 +114,51 @@ std::string im2col(GraphEditor& e, const Node& n, const std::string& xp, const S
                 {"out_spatial", std::vector<int64_t>(o.begin(), o.end())}});
 }
 
+// The ConvGemm form of a 1-D or 2-D conv; false when a band of one
+// output row would not fit SBUF (or the rank is other), leaving the Im2col form.
+bool conv_gemm(GraphEditor& e, const Node& n) {
+  Graph& g = e.graph();
+  const Shape xs = shape_of(g, n.inputs[0]), ws = shape_of(g, n.inputs[1]), os = shape_of(g, n.outputs[0]);
+  const int64_t group = n.i("group", 1), Cg = ws[1];
+  if (xs.size() != 3 && xs.size() != 4) return false;
+  const Shape kernel(ws.begin() + 2, ws.end());
+  const WindowParams wp = window_params(n, xs, kernel);
+  const bool one_d = xs.size() == 3;
+  auto two = [&](const std::vector<int64_t>& v, int64_t one) { return one_d ? std::vector<int64_t>{one, v[0]} : v; };
+  const auto k = two(kernel, 1), st = two(wp.strides, 1), dil = two(wp.dilations, 1), pb = two(wp.pad_begin, 0), pe = two(wp.pad_end, 0);
+  const int64_t taps = k[0] * k[1];
+  ConvGeom geom{.n = xs[0], .c = xs[1], .h = one_d ? 1 : xs[2], .w = xs.back(), .m = ws[0], .group = group,
+                .kh = k[0], .kw = k[1], .sh = st[0], .sw = st[1], .dh = dil[0], .dw = dil[1],
+                .pt = pb[0], .pl = pb[1], .pb = pe[0], .pr = pe[1], .oh = one_d ? 1 : os[2], .ow = os.back(),
+                .elem_bytes = 4, .epilogue_rings = 4};
+  // Few channels (an RGB stem): stack a kernel row's taps on the partitions, from an input
+  // padded in HBM (each tap one shifted copy; the kernel rows are row offsets of the same copy).
+  const bool dw = depthwise(geom);
+  if (!dw && Cg <= kStackMaxChannels && geom.kw > 1) {
+    geom.stack = std::min<int64_t>(geom.kw, 128 / Cg);
+    geom.h += geom.pt + geom.pb;
+    geom.w += geom.pl + geom.pr;
+    geom.pt = geom.pl = geom.pb = geom.pr = 0;
+  }
+  if (dw ? depthwise_band_rows(geom) == 0 : !plan_conv(geom)) return false;
+  std::string x = n.inputs[0];
+  if (geom.stack > 1) x = pad_spatial(e, n, x, wp, 0.0);
+  if (one_d) x = reshape(e, n.name + ".as2d", x, {geom.n, geom.c, 1, geom.w});
+  const std::vector<int64_t> perm = one_d ? std::vector<int64_t>{2, 1, 0} : std::vector<int64_t>{2, 3, 1, 0};
+  std::string w = reshape(e, n.name + ".weight", transpose(e, n.name + ".weight", n.inputs[1], perm), {taps * Cg, geom.m});
+  std::vector<std::string> in = {x, w};
+  if (n.inputs.size() > 2 && !n.inputs[2].empty()) in.push_back(n.inputs[2]);
+  // A 2-D conv writes its output directly, so that the epilogue fusion sees its consumers.
+  std::string y = e.add(OpKind::ConvGemm, n.name, in,
+                        {{"kernel_shape", k}, {"strides", st}, {"dilations", dil},
+                         {"pads", std::vector<int64_t>{geom.pt, geom.pl, geom.pb, geom.pr}}, {"group", group}, {"stack", geom.stack}},
+                        one_d ? "" : n.outputs[0]);
+  if (one_d) finish(e, n, y);
+  return true;
+}
+
 bool decompose(GraphEditor& e, const Node& n) {
+  if (conv_gemm(e, n)) return true;
   Graph& g = e.graph();
   const Shape xs = shape_of(g, n.inputs[0]), ws = shape_of(g, n.inputs[1]), os = shape_of(g, n.outputs[0]);
   const int64_t group = n.i("group", 1), M = ws[0], Cg = ws[1], Mg = M / group;

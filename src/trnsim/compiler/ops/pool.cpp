@@ -1,6 +1,7 @@
-// Pooling: MaxPool (with its optional Indices output), AveragePool (count_include_pad,
-// ceil_mode) as Pad + strided window Slices + Max/Add chains; GlobalAveragePool as a
-// ReduceMean over the spatial axes.
+// Pooling: MaxPool and AveragePool (count_include_pad, ceil_mode) in 1-D and 2-D as one
+// PoolWindow node, a windowed max/sum reduction on VectorE (ops/pool_window.cpp), the average's
+// divisor applied after it; other ranks and MaxPool's Indices output as Pad + strided window
+// Slices + Max/Add chains. GlobalAveragePool as a ReduceMean over the spatial axes.
 #include <cmath>
 
 #include "trnsim/common/checked.h"
@@ -95,6 +96,22 @@ void max_pool_with_indices(GraphEditor& e, const Node& n, const WindowParams& wp
   e.add(OpKind::Reshape, n.name + ".indices", {idx, e.ints(n.name + ".shape", shape_of(g, n.outputs[1]))}, {}, n.outputs[1]);
 }
 
+// The window max or sum of a 1-D or 2-D pooling as one PoolWindow node (shape of the output).
+std::string pool_window(GraphEditor& e, const Node& n, const WindowParams& wp) {
+  const Shape xs = shape_of(e.graph(), n.inputs[0]), os = shape_of(e.graph(), n.outputs[0]);
+  const bool one_d = xs.size() == 3;
+  auto two = [&](const std::vector<int64_t>& v, int64_t one) { return one_d ? std::vector<int64_t>{one, v[0]} : v; };
+  const auto k = two(wp.kernel, 1), st = two(wp.strides, 1), dil = two(wp.dilations, 1), pb = two(wp.pad_begin, 0),
+             pe = two(wp.pad_end, 0), ex = two(wp.extra_end, 0), out = two(wp.out, 1);
+  std::string x = one_d ? reshape(e, n.name + ".as2d", n.inputs[0], {xs[0], xs[1], 1, xs[2]}) : n.inputs[0];
+  const bool is_max = n.op == OpKind::MaxPool;
+  std::string y = e.add(OpKind::PoolWindow, n.name, {x},
+                        {{"mode", int64_t{is_max ? 0 : 1}}, {"kernel_shape", k}, {"strides", st}, {"dilations", dil},
+                         {"pads", std::vector<int64_t>{pb[0], pb[1], pe[0] + ex[0], pe[1] + ex[1]}}, {"out_spatial", out},
+                         {"pad_value", is_max ? -static_cast<double>(INFINITY) : 0.0}});
+  return one_d ? reshape(e, n.name + ".as1d", y, os) : y;
+}
+
 bool decompose(GraphEditor& e, const Node& n) {
   Graph& g = e.graph();
   const Shape xs = shape_of(g, n.inputs[0]), os = shape_of(g, n.outputs[0]);
@@ -102,14 +119,20 @@ bool decompose(GraphEditor& e, const Node& n) {
   const Shape kernel = n.ints("kernel_shape");
   const bool is_max = n.op == OpKind::MaxPool;
   const WindowParams wp = window_params(n, xs, kernel);
-  std::string xp = pad_spatial(e, n, n.inputs[0], wp, is_max ? -INFINITY : 0.0);
-  auto w = windows(e, n, xp, kernel, os);
-  if (is_max && n.outputs.size() > 1 && !n.outputs[1].empty()) {
-    max_pool_with_indices(e, n, wp, w);
-    return true;
+  const bool indices = is_max && n.outputs.size() > 1 && !n.outputs[1].empty();
+  std::string acc;
+  if (!indices && sp <= 2) {
+    acc = pool_window(e, n, wp);
+  } else {
+    std::string xp = pad_spatial(e, n, n.inputs[0], wp, is_max ? -INFINITY : 0.0);
+    auto w = windows(e, n, xp, kernel, os);
+    if (indices) {
+      max_pool_with_indices(e, n, wp, w);
+      return true;
+    }
+    acc = w[0];
+    for (size_t i = 1; i < w.size(); ++i) acc = e.add(is_max ? OpKind::Max : OpKind::Add, n.name, {acc, w[i]});
   }
-  std::string acc = w[0];
-  for (size_t i = 1; i < w.size(); ++i) acc = e.add(is_max ? OpKind::Max : OpKind::Add, n.name, {acc, w[i]});
   if (!is_max) {
     // The divisor per output position: the taps inside the input (count_include_pad = 0) or
     // inside input + explicit padding (= 1); ceil_mode's extra end padding never counts.
