@@ -126,9 +126,13 @@ def test_bad_input_raises_in_python():
 def test_in_program_drops_only_the_launch():
     # Same schedule and steps; the launch is the DMA semaphore hop (1.3 us) instead of the
     # fitted nccom-test launch (45 us): the difference is exactly 43.7 us at every size.
+    # (The algorithm is named: the automatic in-program choice leaves the mesh out above one
+    # pipeline chunk, 512 KiB, so at 1 MiB it differs from nccom-test's fastest.)
     import trnsim
-    a = trnsim.collective("all-reduce", 32, "trn1.32xlarge", "16K,1M", dtype="bf16")
-    b = trnsim.collective("all-reduce", 32, "trn1.32xlarge", "16K,1M", dtype="bf16", in_program=True)
+    a = trnsim.collective("all-reduce", 32, "trn1.32xlarge", "16K,1M", dtype="bf16", algorithm="direct")
+    b = trnsim.collective("all-reduce", 32, "trn1.32xlarge", "16K,1M", dtype="bf16", algorithm="direct", in_program=True)
     for x, y in zip(a, b):
         assert x["algorithm"] == y["algorithm"]
         assert abs((x["time_s"] - y["time_s"]) - 43.7e-6) < 1e-9
+    auto = trnsim.collective("all-reduce", 32, "trn1.32xlarge", "512K,1M", dtype="bf16", in_program=True)
+    assert [r["algorithm"] == "direct" for r in auto] == [True, False]

@@ -9,7 +9,8 @@ namespace {
 int64_t transfers_per_step(const ISchedule& s) { return s.steps() ? s.transfers() / s.steps() : 0; }
 }  // namespace
 
-TimedChoice choose_and_time(const CollectiveJob& job, ScheduleTimer& timer, const std::string& name) {
+TimedChoice choose_and_time(const CollectiveJob& job, ScheduleTimer& timer, const std::string& name,
+                            int64_t buffer_bytes, int64_t mesh_max_bytes) {
   if (!name.empty() && name != "auto") {
     const ICollectiveAlgorithm& a = algorithm(name);
     if (auto why = a.why_not(job); !why.empty()) throw UnsupportedError(why);
@@ -28,6 +29,10 @@ TimedChoice choose_and_time(const CollectiveJob& job, ScheduleTimer& timer, cons
   std::vector<std::string> reasons;
   for (const std::string& n : algorithm_names()) {
     const ICollectiveAlgorithm& a = algorithm(n);
+    if (mesh_max_bytes > 0 && n == "direct" && buffer_bytes > mesh_max_bytes) {
+      reasons.push_back(fmt::format("direct: {} B is above the mesh size class ({} B)", buffer_bytes, mesh_max_bytes));
+      continue;
+    }
     if (auto why = a.why_not(job); !why.empty()) {
       reasons.push_back(why);
       continue;

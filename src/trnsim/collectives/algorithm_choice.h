@@ -29,7 +29,9 @@ struct TimedChoice {
 };
 
 // `name` empty or "auto": choose; otherwise that algorithm (UnsupportedError with its reason if
-// it cannot run the job).
-TimedChoice choose_and_time(const CollectiveJob& job, ScheduleTimer& timer, const std::string& name);
+// it cannot run the job). `mesh_max_bytes` > 0 leaves "direct" (the mesh) out of the automatic
+// choice for a rank buffer larger than that (Neuron's size classes, see CollectiveRunner::time).
+TimedChoice choose_and_time(const CollectiveJob& job, ScheduleTimer& timer, const std::string& name,
+                            int64_t buffer_bytes = 0, int64_t mesh_max_bytes = 0);
 
 }  // namespace trnsim::collectives

@@ -53,7 +53,13 @@ int64_t CollectiveRunner::count_for(int64_t size) const {
 
 CollectiveResult CollectiveRunner::time(int64_t size) {
   const CollectiveJob job{opt_.op, count_for(size), fabric_.get()};
-  const TimedChoice c = choose_and_time(job, *timer_, opt_.algorithm);
+  // Inside a compiled program the runtime picks the all-reduce algorithm by size class: the mesh
+  // only while a rank's buffer fits one pipeline chunk (no pipelining needed), the pipelined
+  // algorithms above (docs/collectives.md, In-program collectives).
+  const int64_t mesh_max = opt_.launch == Launch::InProgram && opt_.op == Op::AllReduce
+                               ? static_cast<int64_t>(costs_.pipeline_chunk.value())
+                               : 0;
+  const TimedChoice c = choose_and_time(job, *timer_, opt_.algorithm, size, mesh_max);
   CollectiveResult r;
   r.op = opt_.op;
   r.ranks = fabric_->ranks();

@@ -10,7 +10,7 @@
 
 namespace trnsim::workloads {
 
-inline constexpr int kCostModelVersion = 3;  // 3: attention reads K transposed
+inline constexpr int kCostModelVersion = 4;  // 3: attention reads K transposed; 4: in-program all-reduce size classes
 
 class CostCache {
  public:

@@ -41,3 +41,26 @@ TEST(InProgram, SmallAllReduceIsTensOfMicrosecondsAndPicksAFewStepAlgorithm) {
   EXPECT_GT(res.time_s, 10e-6);
   EXPECT_LT(res.time_s, 40e-6);
 }
+
+TEST(InProgram, AllReduceUsesTheMeshOnlyUpToOnePipelineChunk) {
+  // Size classes: the mesh (direct) while a rank's buffer fits one pipeline chunk (128
+  // partitions x 4 KiB = 512 KiB), the pipelined algorithms above it; the choice among those
+  // stays the fastest, so it is never slower than any of them and never direct.
+  const auto sys = hw::load_system("inf2.48xlarge");
+  CollectiveOptions o;
+  o.ranks = 24;
+  o.dtype = numerics::DType::BF16;
+  o.launch = Launch::InProgram;
+  CollectiveRunner r(sys, o);
+  EXPECT_EQ(r.costs().pipeline_chunk.value(), 512.0 * 1024);
+  EXPECT_EQ(r.time(512 << 10).algorithm, "direct");
+  const auto big = r.time(1 << 20);
+  EXPECT_NE(big.algorithm, "direct");
+  for (const char* alg : {"ring", "hierarchical"}) {
+    CollectiveOptions n = o;
+    n.algorithm = alg;
+    EXPECT_LE(big.time_s, CollectiveRunner(sys, n).time(1 << 20).time_s) << alg;
+  }
+  o.launch = Launch::Standalone;  // nccom-test's auto choice is unchanged: the fastest
+  EXPECT_EQ(CollectiveRunner(sys, o).time(1 << 20).algorithm, "direct");
+}
