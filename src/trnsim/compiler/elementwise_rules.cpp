@@ -29,8 +29,11 @@ void infer_broadcast(Graph& g, const Node& n) {
 
 void require_one_type(const Graph& g, const Node& n, size_t first) {
   const ElemType t = input(g, n, first).type;
+  // MX dequantisation (the quantize pass) multiplies fp8/fp4 codes by E8M0 scales: one
+  // family of narrow floats, decoded exactly on the chip.
+  auto same_family = [&](ElemType u) { return u == t || (is_narrow_float(u) && is_narrow_float(t)); };
   for (size_t i = first + 1; i < n.inputs.size(); ++i)
-    if (has_input(n, i) && input(g, n, i).type != t)
+    if (has_input(n, i) && !same_family(input(g, n, i).type))
       throw ShapeError(fmt::format("node '{}' ({}): input {} '{}' is {} but input {} '{}' is {}; the operator takes one "
                                    "element type for these inputs (ONNX type constraint T; insert a Cast)",
                                    n.name, op_name(n.op), i, n.inputs[i], elem_name(input(g, n, i).type), first,

@@ -30,7 +30,7 @@ void eval(Graph& gr, const Node& n, std::vector<double>& out) {
   const ConvGeom g = conv_gemm_geom(gr, n, 4);
   const auto& x = data(gr, n.inputs[0]);
   const auto& w = data(gr, n.inputs[1]);  // [taps x Cg, M]
-  const std::vector<double>* bias = has_input(n, 2) ? &data(gr, n.inputs[2]) : nullptr;
+  const ConstData* bias = has_input(n, 2) ? &data(gr, n.inputs[2]) : nullptr;
   const int64_t cg = g.cg(), mg = g.mg();
   size_t i = 0;
   for (int64_t b = 0; b < g.n; ++b)
