@@ -26,7 +26,7 @@ __all__ = ["convert"]
 
 def convert(model: Union[str, os.PathLike], output: Union[str, os.PathLike, None] = None, *, quantize: Optional[str] = None,
             chip: str = "trn2", dtype: str = "fp32", calibrate: Union[str, os.PathLike, Mapping[str, Any], None] = None,
-            per_channel: bool = False, activations: bool = False, sparsity: Optional[str] = None, batch: int = 1,
+            per_channel: bool = True, activations: bool = False, sparsity: Optional[str] = None, batch: int = 1,
             dims: Optional[Mapping[str, int]] = None, seed: int = 0) -> dict:
     """Converts an ONNX file; writes the program to ``output`` (when given); returns the report
     (the JSON of ``trnsim convert --json``)."""

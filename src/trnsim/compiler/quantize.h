@@ -27,7 +27,7 @@ std::string_view quant_format_name(QuantFormat f);
 
 struct QuantizeOptions {
   QuantFormat format = QuantFormat::None;
-  bool per_channel = false;   // int8/fp8: one scale per output channel (per row of a table)
+  bool per_channel = true;    // int8/fp8: one scale per output channel (per row of a table); false: per tensor
   bool activations = false;   // int8/fp8: quantise MatMul inputs too, with `ranges`
   bool calibrate = false;     // quantise nothing: make the inputs it would quantise graph outputs
   std::map<std::string, double> ranges;  // activation tensor -> calibrated max |x|
