@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import trnsim  # noqa: E402
 
 MINILM_CASES = [
-    dict(quantize="int8", per_channel=True), dict(quantize="int8"), dict(quantize="fp8", per_channel=True),
+    dict(quantize="int8", per_channel=True), dict(quantize="int8", per_channel=False), dict(quantize="fp8", per_channel=True),
     dict(quantize="int8", per_channel=True, activations=True), dict(quantize="mxfp8", chip="trn3"),
     dict(quantize="mxfp4", chip="trn3"), dict(sparsity="4:16", dtype="bf16"),
 ]
