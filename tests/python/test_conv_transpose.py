@@ -62,4 +62,4 @@ def test_conv_transpose_matches_onnxruntime(x_shape, w_shape, attrs, const_weigh
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     ops = {o["op"] for o in cm.report["ops"]}
     depthwise = attrs.get("group", 1) == x_shape[1] and w_shape[1] == 1
-    assert "ConvTranspose" not in ops and ("MatMul" in ops or depthwise)  # ran on the chip as Conv's kernels
+    assert "ConvTranspose" not in ops and ({"MatMul", "ConvGemm"} & ops or depthwise)  # ran on the chip as Conv's kernels

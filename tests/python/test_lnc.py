@@ -70,8 +70,9 @@ def test_lnc2_splits_a_matmul_over_two_physical_cores(matmul):
     default = _run(matmul, "--cores", "1")
     assert (one["lnc"], two["lnc"], default["lnc"]) == (1, 2, 2) and two["logical_cores"] == 1
     assert default["time_s"] == two["time_s"]  # trn2 runs at LNC=2 by default
-    # The same TensorE work, split over two cores.
-    assert two["engines"]["TensorE"]["busy_s"] == pytest.approx(one["engines"]["TensorE"]["busy_s"], rel=1e-9)
+    # The same TensorE work, split over two cores (A's transposes, also on TensorE, follow the
+    # split's row tiles: within 1%).
+    assert two["engines"]["TensorE"]["busy_s"] == pytest.approx(one["engines"]["TensorE"]["busy_s"], rel=1e-2)
     ratio = two["time_s"] / one["time_s"]
     assert 0.5 <= ratio <= 0.6, ratio
     peak_per_core = 128 * 128 * 2 * 2.4e9  # trn2 TensorE: 128 x 128 PE array at 2.4 GHz (HARDWARE.md)

@@ -47,20 +47,12 @@ import onnx_node_suite as suite  # noqa: E402  (tests/python is on sys.path unde
 # cases of 120 ops), 998 of 1884 overall; 0 wrong, 0 crash.
 # Measured 2026-11-24 09:40 UTC with ConvTranspose, RNN/GRU/LSTM, NonZero, If, Loop (ops2):
 # 83.2% (1030 pass of 1884 overall; 982 cases of 127 ops in the supported set); the new ops pass
-# 33 of their 36 cases (If/Loop over sequences refused), 0 crash; 2 wrong (listed below).
+# 33 of their 36 cases (If/Loop over sequences refused), 0 crash, 0 wrong.
 PASS_RATE_FLOOR = 0.80
 
 # Cases the compiler gets wrong, or rejects with an error other than "unsupported:" on a valid
 # model, each with the reason: reported here, not hidden, and expected to shrink to nothing.
-KNOWN_FAILURES: dict[str, str] = {
-    # Not LSTM's decomposition (right at batch >= 2, and against onnxruntime in
-    # test_recurrent.py): a MatMul with three fused binary epilogues at one row (M = 1) is wrong:
-    # lower_matmul.cpp loads every row-broadcast operand once per block into a 2-buffer ring, so
-    # the third overwrites the first. Reproduced without LSTM by
-    # test_recurrent.py::test_fused_epilogue_chain_one_row.
-    "test_lstm_reverse": "batch-1 LSTM: MatMul epilogue fusion bug at M = 1 (see test_recurrent.py)",
-    "test_lstm_bidirectional": "batch-1 LSTM: MatMul epilogue fusion bug at M = 1 (see test_recurrent.py)",
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")

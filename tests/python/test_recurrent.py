@@ -104,12 +104,9 @@ def test_torch_export(kind, tmp_path):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.xfail(strict=False, reason="lower_matmul.cpp: at one row (M = 1) every [1, N] epilogue operand is "
-                   "'row-broadcast' and loaded once per block into the 2-buffer operand ring; a third overwrites "
-                   "the first. Batch-1 LSTMs hit it (three operands: x W + b, a gate, the other cell term)")
 def test_fused_epilogue_chain_one_row():
     """The LSTM cell update c = sigmoid(a W + x) * c + sigmoid(a W + x) * tanh(a W + x) as plain
-    ONNX ops, batch 1 (right at batch 3)."""
+    ONNX ops, batch 1: a MatMul with three fused operands (once wrong: the operand ring held two)."""
     N = h.make_node
     nodes = [N("MatMul", ["a", "w"], ["m1"]), N("Add", ["x", "m1"], ["p1"]), N("Sigmoid", ["p1"], ["s1"]), N("Mul", ["s1", "c"], ["fc"]),
              N("MatMul", ["a", "w"], ["m2"]), N("Add", ["x", "m2"], ["p2"]), N("Sigmoid", ["p2"], ["ig"]),
