@@ -141,13 +141,14 @@ bool row_operand(const std::pair<Epilogue, SView>& e, const TilePlan& p) {
 // decode-shaped A (a few rows) stays resident for every K tile.
 int64_t stationary_cols(const MatmulJob& j) { return std::min<int64_t>(128, j.m); }
 
-// Buffers of the per-row-tile operand ring: two per operand of the block's epilogue, so that
-// a chain of several operands (an LSTM cell: x W + b, a gate, the other cell term) never
-// overwrites one it has not read yet, and the next tile's loads still double-buffer.
-int64_t operand_slots(const MatmulJob& j) {
+// Buffers of the per-row-tile operand ring: two per such operand of the block's epilogue, so
+// that a chain of several (an LSTM cell: x W + b, a gate, the other cell term) never overwrites
+// one it has not read yet, and the next tile's loads still double-buffer. Row-broadcast
+// operands (a bias) have a ring of their own.
+int64_t operand_slots(const MatmulJob& j, int64_t row_operands) {
   int64_t n = 0;
   for (size_t e = 0; e < j.block_epilogue(); ++e) n += !j.epilogue[e].first.operand.empty();
-  return 2 * std::max<int64_t>(1, n);
+  return 2 * std::max<int64_t>(1, n - row_operands);
 }
 
 Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t max_cols, int64_t row_tiles,
@@ -159,7 +160,9 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   // A fused LayerNorm holds two fp32 rows, its scale and shift rows and a row-wide tmp pair.
   const int64_t ln_rows = j.ln >= 0 ? 6 * 4 * max_cols + 4 * 64 : 0;
   const int64_t free = std::min(kb.sbuf_free_bytes_per_partition(), half) - ln_rows;
-  const int64_t f32_rings = (j.ln >= 0 ? 1 : 4) + (j.epilogue.empty() ? 0 : 2 + operand_slots(j));  // res (+ operands, tmp)
+  // res (+ tmp, per-row-tile operands, row operands past the two counted before)
+  const int64_t f32_rings = (j.ln >= 0 ? 1 : 4) +
+                            (j.epilogue.empty() ? 0 : 2 + operand_slots(j, row_operands) + std::max<int64_t>(0, 2 * row_operands - 2));
   // Weight block: 2 x ks tiles of block_n columns; result rings: f32_rings x block_n x 4.
   const int64_t for_b = free * 5 / 10, for_a = free * 3 / 10;
   int64_t bn = std::min<int64_t>(kMaxBlockBytes / eb, for_b / (2 * ks * eb + f32_rings * 4));
@@ -307,7 +310,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       ablk.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, (j.k / 128) * stationary_cols(j)}, j.dtype, static_cast<int>(bud.group + 1),
                    ctx.n.name + ".stationary_block");
     if (!j.epilogue.empty()) {
-      opr.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32, static_cast<int>(operand_slots(j)), ctx.n.name + ".operand");
+      opr.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, bn}, DType::F32, static_cast<int>(operand_slots(j, n_row_operands)), ctx.n.name + ".operand");
       tmp.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, j.ln >= 0 ? std::max(bn, max_cols) : bn}, DType::F32, 2, ctx.n.name + ".tmp");
       // Row-broadcast operands (a bias) live for a whole block: a ring of their own, so that
       // the per-row operands' loads never overwrite them.
