@@ -156,13 +156,24 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
   // them. When one head's K/V do not fit, keys go in chunks (flash attention over the
   // sequence): each query group streams the chunks, the running max and sum carry across.
   const DType pdt = dt == DType::F32 ? DType::F32 : DType::BF16;  // P feeds TensorE
-  const size_t group_size = pdt == DType::F32 ? 2 : kGroup;
-  const int g = static_cast<int>(group_size);
   const int64_t psz = static_cast<int64_t>(numerics::storage_bytes(pdt, 1));
+  // Block-wide tiles only as wide as a block can be. Short sequences (a block of at most 256
+  // keys) take a fraction of a PSUM bank per tile: twice as many tiles interleave when the
+  // group's PSUM tiles still fit. A decode step (K^T from the cache) keeps its groups.
+  const int64_t kvb = std::min<int64_t>(kKvBlock, (n.sk + 127) / 128 * 128);
+  auto psum_bytes = [&](int64_t gs) {  // transposes, scores, P^T, P V
+    return 2 * kvb * 4 + gs * (kvb * 4 + kvb * psz + n.d * 4);
+  };
+  const size_t base_group = pdt == DType::F32 ? 2 : kGroup;
+  const bool wide = !spec.k_transposed && kvb <= 256 &&
+                    psum_bytes(2 * static_cast<int64_t>(base_group)) <=
+                        static_cast<int64_t>(kb.chip().core.psum.bytes_per_partition.value());
+  const size_t group_size = base_group * (wide ? 2 : 1);
+  const int g = static_cast<int>(group_size);
   // SBUF per partition of the block-level tiles below (rings of a group's query tiles, the
   // causal masks), and a sixteenth kept free for alignment; the rest holds K^T and V.
-  const int64_t block_bytes = 2 * g * (kQTile * dsz + kKvBlock * (4 + 2 * psz) + n.d * 4 + kCols * 4) +
-                              g * (n.d * dsz + (masked ? kKvBlock * 4 : 0)) + 4 * g * n.d * dsz +
+  const int64_t block_bytes = 2 * g * (kQTile * dsz + kvb * (4 + 2 * psz) + n.d * 4 + kCols * 4) +
+                              g * (n.d * dsz + (masked ? kvb * 4 : 0)) + 4 * g * n.d * dsz +
                               (causal ? 5 * kKvBlock * 4 : 0);
   const int64_t sbuf = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value());
   const int64_t avail = sbuf - sbuf / 16 - block_bytes;
@@ -185,7 +196,7 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
   const int64_t nkt = (chunk + 127) / 128;
   // Ring depth: as many heads' K/V as fit, up to two groups' worth (one computing, the next
   // one loading).
-  const int kv_depth = static_cast<int>(std::clamp<int64_t>(avail / kv_bytes(chunk), 1, 2 * kGroup));
+  const int kv_depth = static_cast<int>(std::clamp<int64_t>(avail / kv_bytes(chunk), 1, 2 * static_cast<int64_t>(g)));
   TileRing kt_ring(kb, Space::SBUF, {128, chunk}, dt, kv_depth, "attention.kT");
   TileRing v_ring(kb, Space::SBUF, {128, nkt * n.d}, dt, kv_depth, "attention.v");
   // Heads whose query tiles share a group (a decode step's sequences: one tile each); each
@@ -196,17 +207,18 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
   // (ld_ring) it takes the 4 * g head_dim columns counted in block_bytes.
   std::optional<TileRing> kblk_ring;
   if (!spec.k_transposed)
-    kblk_ring.emplace(kb, Space::SBUF, std::vector<int64_t>{128, kKvBlock / 128 * n.d}, dt, std::max(1, g / 2), "attention.k");
+    kblk_ring.emplace(kb, Space::SBUF, std::vector<int64_t>{128, kvb / 128 * n.d}, dt,
+                      static_cast<int>(std::max(1, g / 2) * (kKvBlock / kvb)), "attention.k");
   TileRing qt_ring(kb, Space::SBUF, {128, kQTile}, dt, 2 * g, "attention.qT");
-  TileRing tps_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, 1, "attention.transpose");
-  TileRing s_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, g, "attention.scores");
-  TileRing sm_ring(kb, Space::SBUF, {128, kKvBlock}, DType::F32, 2 * g, "attention.masked");
+  TileRing tps_ring(kb, Space::PSUM, {128, kvb}, DType::F32, kvb < kKvBlock ? 2 : 1, "attention.transpose");
+  TileRing s_ring(kb, Space::PSUM, {128, kvb}, DType::F32, g, "attention.scores");
+  TileRing sm_ring(kb, Space::SBUF, {128, kvb}, DType::F32, 2 * g, "attention.masked");
   std::optional<TileRing> mk_ring;
-  if (masked) mk_ring.emplace(kb, Space::SBUF, std::vector<int64_t>{128, kKvBlock}, DType::F32, g, "attention.mask");
-  TileRing p_ring(kb, Space::SBUF, {128, kKvBlock}, pdt, 2 * g, "attention.p");
-  TileRing pt_ring(kb, Space::SBUF, {128, kKvBlock}, pdt, 2 * g, "attention.pT");
+  if (masked) mk_ring.emplace(kb, Space::SBUF, std::vector<int64_t>{128, kvb}, DType::F32, g, "attention.mask");
+  TileRing p_ring(kb, Space::SBUF, {128, kvb}, pdt, 2 * g, "attention.p");
+  TileRing pt_ring(kb, Space::SBUF, {128, kvb}, pdt, 2 * g, "attention.pT");
   // P^T in PSUM in P's dtype: bf16 fits two per bank, so a whole group's fit beside the scores.
-  TileRing ptps_ring(kb, Space::PSUM, {128, kKvBlock}, pdt, g, "attention.pT_psum");
+  TileRing ptps_ring(kb, Space::PSUM, {128, kvb}, pdt, g, "attention.pT_psum");
   // After the bank-sized tiles, so the small ones pack into what is left (8 banks in all).
   TileRing pv_ring(kb, Space::PSUM, {128, n.d}, DType::F32, g, "attention.pv");
   TileRing acc_ring(kb, Space::SBUF, {128, n.d}, DType::F32, 2 * g, "attention.acc");
