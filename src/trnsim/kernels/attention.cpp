@@ -14,6 +14,7 @@ namespace {
 constexpr int64_t kQTile = 128;
 constexpr int64_t kKvBlock = 512;    // keys per S block: one PSUM bank of fp32
 constexpr float kMasked = -1e30f;    // exp(scale * (s + kMasked) - m) == 0 in fp32
+constexpr int kLoadQueues = 12, kStoreQueues = 4;  // of the builder's 16 DMA queues
 enum Col : int64_t { kMax0 = 0, kSum0 = 2, kNegMax = 4, kBlockMax = 5, kAlpha = 6, kRowSum = 7,
                      kRecip = 8, kCols = 9 };
 
@@ -31,6 +32,8 @@ struct QueryTile {
   View qT;
   Tile stats;
   View acc;
+  View s;       // this block's scores (PSUM, then scaled and masked in SBUF)
+  View mk;      // its additive mask
   View p;       // this block's probabilities, from phase A to phase B
   View pT_psum;  // their transpose in PSUM, then in SBUF
   View pT;
@@ -67,6 +70,16 @@ Dims check_spec(const AttentionSpec& s) {
   check_operand(s.out, "out", d.heads);
   if (s.mask) check_operand(*s.mask, "mask", d.heads);
   return d;
+}
+
+// Keys [k0, k0 + 128 * tiles) of head h as [128, tiles * d]: the partition is the key's
+// place in its tile, then (tile, column) along the free axis.
+View tile_view(const AttentionOperand& o, int64_t h, int64_t k0, int64_t tiles, int64_t d) {
+  isa::AccessPattern ap = o.rows(h, {k0, k0 + 128}, {0, d}).ap();
+  ap.ndims = 2;
+  ap.dims[0] = {static_cast<int32_t>(128 * o.row_stride), static_cast<int32_t>(tiles)};
+  ap.dims[1] = {static_cast<int32_t>(o.col_stride), static_cast<int32_t>(d)};
+  return View(ap, {128, tiles * d}, o.tensor.buffer());
 }
 
 }  // namespace
@@ -143,13 +156,24 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
   // them. When one head's K/V do not fit, keys go in chunks (flash attention over the
   // sequence): each query group streams the chunks, the running max and sum carry across.
   const DType pdt = dt == DType::F32 ? DType::F32 : DType::BF16;  // P feeds TensorE
-  const size_t group_size = pdt == DType::F32 ? 2 : kGroup;
-  const int g = static_cast<int>(group_size);
   const int64_t psz = static_cast<int64_t>(numerics::storage_bytes(pdt, 1));
+  // Block-wide tiles only as wide as a block can be. Short sequences (a block of at most 256
+  // keys) take a fraction of a PSUM bank per tile: twice as many tiles interleave when the
+  // group's PSUM tiles still fit. A decode step (K^T from the cache) keeps its groups.
+  const int64_t kvb = std::min<int64_t>(kKvBlock, (n.sk + 127) / 128 * 128);
+  auto psum_bytes = [&](int64_t gs) {  // transposes, scores, P^T, P V
+    return 2 * kvb * 4 + gs * (kvb * 4 + kvb * psz + n.d * 4);
+  };
+  const size_t base_group = pdt == DType::F32 ? 2 : kGroup;
+  const bool wide = !spec.k_transposed && kvb <= 256 &&
+                    psum_bytes(2 * static_cast<int64_t>(base_group)) <=
+                        static_cast<int64_t>(kb.chip().core.psum.bytes_per_partition.value());
+  const size_t group_size = base_group * (wide ? 2 : 1);
+  const int g = static_cast<int>(group_size);
   // SBUF per partition of the block-level tiles below (rings of a group's query tiles, the
   // causal masks), and a sixteenth kept free for alignment; the rest holds K^T and V.
-  const int64_t block_bytes = 2 * g * (kQTile * dsz + kKvBlock * (4 + 2 * psz) + n.d * 4 + kCols * 4) +
-                              g * (n.d * dsz + (masked ? kKvBlock * 4 : 0)) + 4 * g * n.d * dsz +
+  const int64_t block_bytes = 2 * g * (kQTile * dsz + kvb * (4 + 2 * psz) + n.d * 4 + kCols * 4) +
+                              g * (n.d * dsz + (masked ? kvb * 4 : 0)) + 4 * g * n.d * dsz +
                               (causal ? 5 * kKvBlock * 4 : 0);
   const int64_t sbuf = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value());
   const int64_t avail = sbuf - sbuf / 16 - block_bytes;
@@ -172,23 +196,29 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
   const int64_t nkt = (chunk + 127) / 128;
   // Ring depth: as many heads' K/V as fit, up to two groups' worth (one computing, the next
   // one loading).
-  const int kv_depth = static_cast<int>(std::clamp<int64_t>(avail / kv_bytes(chunk), 1, 2 * kGroup));
+  const int kv_depth = static_cast<int>(std::clamp<int64_t>(avail / kv_bytes(chunk), 1, 2 * static_cast<int64_t>(g)));
   TileRing kt_ring(kb, Space::SBUF, {128, chunk}, dt, kv_depth, "attention.kT");
   TileRing v_ring(kb, Space::SBUF, {128, nkt * n.d}, dt, kv_depth, "attention.v");
   // Heads whose query tiles share a group (a decode step's sequences: one tile each); each
   // keeps four K tile loads in flight, so a group's heads stream their caches side by side.
   const int64_t group_heads = std::clamp<int64_t>(g / q_tiles_per_head, 1, std::max(1, kv_depth / 2));
-  TileRing ld_ring(kb, Space::SBUF, {128, n.d}, dt, static_cast<int>(4 * group_heads), "attention.load");
+  TileRing ld_ring(kb, Space::SBUF, {128, n.d}, dt, 2 * g, "attention.load");  // Q tiles
+  // A key block of K as loaded (keys on partitions), before its transpose; with the Q loads
+  // (ld_ring) it takes the 4 * g head_dim columns counted in block_bytes.
+  std::optional<TileRing> kblk_ring;
+  if (!spec.k_transposed)
+    kblk_ring.emplace(kb, Space::SBUF, std::vector<int64_t>{128, kvb / 128 * n.d}, dt,
+                      static_cast<int>(std::max(1, g / 2) * (kKvBlock / kvb)), "attention.k");
   TileRing qt_ring(kb, Space::SBUF, {128, kQTile}, dt, 2 * g, "attention.qT");
-  TileRing tps_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, 1, "attention.transpose");
-  TileRing s_ring(kb, Space::PSUM, {128, kKvBlock}, DType::F32, g, "attention.scores");
-  TileRing sm_ring(kb, Space::SBUF, {128, kKvBlock}, DType::F32, 2 * g, "attention.masked");
+  TileRing tps_ring(kb, Space::PSUM, {128, kvb}, DType::F32, kvb < kKvBlock ? 2 : 1, "attention.transpose");
+  TileRing s_ring(kb, Space::PSUM, {128, kvb}, DType::F32, g, "attention.scores");
+  TileRing sm_ring(kb, Space::SBUF, {128, kvb}, DType::F32, 2 * g, "attention.masked");
   std::optional<TileRing> mk_ring;
-  if (masked) mk_ring.emplace(kb, Space::SBUF, std::vector<int64_t>{128, kKvBlock}, DType::F32, g, "attention.mask");
-  TileRing p_ring(kb, Space::SBUF, {128, kKvBlock}, pdt, 2 * g, "attention.p");
-  TileRing pt_ring(kb, Space::SBUF, {128, kKvBlock}, pdt, 2 * g, "attention.pT");
+  if (masked) mk_ring.emplace(kb, Space::SBUF, std::vector<int64_t>{128, kvb}, DType::F32, g, "attention.mask");
+  TileRing p_ring(kb, Space::SBUF, {128, kvb}, pdt, 2 * g, "attention.p");
+  TileRing pt_ring(kb, Space::SBUF, {128, kvb}, pdt, 2 * g, "attention.pT");
   // P^T in PSUM in P's dtype: bf16 fits two per bank, so a whole group's fit beside the scores.
-  TileRing ptps_ring(kb, Space::PSUM, {128, kKvBlock}, pdt, g, "attention.pT_psum");
+  TileRing ptps_ring(kb, Space::PSUM, {128, kvb}, pdt, g, "attention.pT_psum");
   // After the bank-sized tiles, so the small ones pack into what is left (8 banks in all).
   TileRing pv_ring(kb, Space::PSUM, {128, n.d}, DType::F32, g, "attention.pv");
   TileRing acc_ring(kb, Space::SBUF, {128, n.d}, DType::F32, 2 * g, "attention.acc");
@@ -209,25 +239,53 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
   }
 
   int evac = 0;  // alternates PSUM evacuations between VectorE and ScalarE
+  const Opts on_scalar{.engine = Engine::Scalar, .queue = -1, .name = ""};
+  // Loads and stores on queues of their own: a load of the next group must not wait in a
+  // queue behind a store that waits for this group's results. A decode step (K^T from the
+  // cache) keeps the builder's queues: its cost grids were fit to them (see llm_node_cost).
+  int n_loads = 0, n_stores = 0;
+  auto load = [&](const View& dst, const View& src) {
+    if (spec.k_transposed) kb.load(dst, src);
+    else kb.load(dst, src, {.engine = std::nullopt, .queue = n_loads++ % kLoadQueues, .name = ""});
+  };
+  auto store = [&](const View& dst, const View& src) {
+    if (spec.k_transposed) return kb.store(dst, src);
+    kb.store(dst, src, {.engine = std::nullopt, .queue = kLoadQueues + n_stores++ % kStoreQueues, .name = ""});
+  };
   // K^T and V of head h, keys `keys` (a chunk), into the next ring slots.
   auto load_kv = [&](int64_t h, Span keys) {
     const Tile& kT = kt_ring.next();
     const Tile& vv = v_ring.next();
     for (const Span& blk : split(keys.size, kKvBlock)) {
       const Range abs_blk{keys.begin + blk.begin, keys.begin + blk.end()};
-      for (const Span& t : split(blk.size, 128))  // V: one DMA per 128-key tile
-        kb.load(vv.slice({{0, t.size}, {(blk.begin + t.begin) / 128 * n.d, (blk.begin + t.begin) / 128 * n.d + n.d}}),
-                spec.v.rows(h, {abs_blk.begin + t.begin, abs_blk.begin + t.end()}, {0, n.d}));
+      // The block's K and V in one DMA each for its whole key tiles (and one for a partial
+      // last tile): a DMA per 128 keys would pay the fixed cost once per tile.
+      const auto tiles = split(blk.size, 128);
+      const int64_t whole = blk.size / 128, c0 = blk.begin / 128 * n.d;
+      auto load_tiles = [&](const AttentionOperand& o, const View& dst) {  // dst: [128, tiles * d]
+        if (whole > 0)
+          load(dst.slice({{0, 128}, {0, whole * n.d}}), tile_view(o, h, abs_blk.begin, whole, n.d));
+        if (whole < static_cast<int64_t>(tiles.size())) {
+          const Span last = tiles.back();
+          load(dst.slice({{0, last.size}, {whole * n.d, (whole + 1) * n.d}}),
+               o.rows(h, {abs_blk.begin + last.begin, abs_blk.begin + last.end()}, {0, n.d}));
+        }
+      };
       if (spec.k_transposed) {  // K^T straight from the cache: head_dim rows of the block's keys
-        kb.load(kT.slice({{0, n.d}, blk.range()}), spec.k.rows(h, {0, n.d}, abs_blk));
+        // V a DMA per 128 keys: one per block would leave a few heads' streams on few queues.
+        for (const Span& t : tiles)
+          load(vv.slice({{0, t.size}, {(blk.begin + t.begin) / 128 * n.d, (blk.begin + t.begin) / 128 * n.d + n.d}}),
+               spec.v.rows(h, {abs_blk.begin + t.begin, abs_blk.begin + t.end()}, {0, n.d}));
+        load(kT.slice({{0, n.d}, blk.range()}), spec.k.rows(h, {0, n.d}, abs_blk));
         continue;
       }
+      load_tiles(spec.v, vv.slice({{0, 128}, {c0, c0 + static_cast<int64_t>(tiles.size()) * n.d}}));
       View tps = corner(tps_ring.next(), n.d, blk.size);
-      for (const Span& t : split(blk.size, 128)) {
-        const Range abs{abs_blk.begin + t.begin, abs_blk.begin + t.end()};
-        View kt = corner(ld_ring.next(), t.size, n.d);
-        kb.load(kt, spec.k.rows(h, abs, {0, n.d}));
-        kb.transpose(tps.slice({{0, n.d}, t.range()}), kt);
+      View kraw = corner(kblk_ring->next(), 128, static_cast<int64_t>(tiles.size()) * n.d);
+      load_tiles(spec.k, kraw);
+      for (size_t i = 0; i < tiles.size(); ++i) {
+        const int64_t c = static_cast<int64_t>(i) * n.d;
+        kb.transpose(tps.slice({{0, n.d}, tiles[i].range()}), kraw.slice({{0, tiles[i].size}, {c, c + n.d}}));
       }
       kb.copy(kT.slice({{0, n.d}, blk.range()}), tps,
               Opts{.engine = (evac++ % 2) ? Engine::Scalar : Engine::Vector, .queue = -1, .name = ""});
@@ -241,11 +299,11 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
     t.rows = rows;
     const int64_t p = t.rows.size;
     View ql = corner(ld_ring.next(), p, n.d);
-    kb.load(ql, spec.q.rows(h, t.rows.range(), {0, n.d}));
+    load(ql, spec.q.rows(h, t.rows.range(), {0, n.d}));
     View qps = corner(tps_ring.next(), n.d, p);
     kb.transpose(qps, ql);
     t.qT = corner(qt_ring.next(), n.d, p);
-    kb.copy(t.qT, qps);
+    kb.copy(t.qT, qps, on_scalar);
     t.stats = st_ring.next();
     t.acc = corner(acc_ring.next(), p, n.d);
     if (!one_block) {
@@ -261,47 +319,67 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
       for (const Span& blk : split(keys.size, kKvBlock)) {
         const Range kr{keys.begin + blk.begin, keys.begin + blk.end()};  // absolute keys
         auto active = [&](const QueryTile& t) { return !(causal && kr.begin > t.rows.end() - 1); };
-        for (QueryTile& t : group) {  // phase A
+        // Phase A in sweeps, one engine's step for every tile of the group at a time, so that
+        // no in-order stream waits on one tile's chain while another tile's step is ready:
+        // TensorE scores; ScalarE scale (with a mask); VectorE mask and row max; ScalarE exp.
+        for (QueryTile& t : group) {
           if (!active(t)) continue;  // every key of the block is after every query of the tile
+          t.s = corner(s_ring.next(), t.rows.size, blk.size);
+          kb.matmul(t.s, t.qT, t.kT->slice({{0, n.d}, blk.range()}));
+        }
+        // A mask shared by several heads (same rows, e.g. BERT's padding mask) loads once.
+        std::vector<std::pair<std::pair<int64_t, int64_t>, View>> masks_here;
+        for (QueryTile& t : group) {
+          if (!active(t) || !masked) continue;
           const int64_t p = t.rows.size;
-          View s = corner(s_ring.next(), p, blk.size);
-          kb.matmul(s, t.qT, t.kT->slice({{0, n.d}, blk.range()}));
-          View scores = s;
-          const bool diagonal = causal && kr.end > t.rows.begin;
-          if (masked) {
-            // scale * S + mask (+ the causal mask on the diagonal block), in SBUF.
-            View mk = corner(mk_ring->next(), p, blk.size);
-            kb.load(mk, spec.mask->rows(t.head, t.rows.range(), kr));
-            View sm = corner(sm_ring.next(), p, blk.size);
-            kb.tensor_scalar(sm, s, AluOp::Mul, scale);
-            kb.tensor_tensor(sm, sm, mk, AluOp::Add);
-            if (diagonal)
-              kb.tensor_tensor(sm, sm, corner(masks[(t.rows.begin - kr.begin) / kQTile], p, blk.size), AluOp::Add);
-            scores = sm;
-          } else if (diagonal) {
-            View sm = corner(sm_ring.next(), p, blk.size);
-            kb.tensor_tensor(sm, s, corner(masks[(t.rows.begin - kr.begin) / kQTile], p, blk.size), AluOp::Add);
-            scores = sm;
+          const std::pair<int64_t, int64_t> key{spec.mask->head_offset(t.head) + t.rows.begin * spec.mask->row_stride, p};
+          bool found = false;
+          for (const auto& [k, v] : masks_here)
+            if (k == key) t.mk = v, found = true;
+          if (!found) {
+            t.mk = corner(mk_ring->next(), p, blk.size);
+            load(t.mk, spec.mask->rows(t.head, t.rows.range(), kr));
+            masks_here.emplace_back(key, t.mk);
           }
-          const int nxt = 1 - t.cur;
-          View m = t.stat(kMax0 + t.cur), l = t.stat(kSum0 + t.cur);
-          View mn = t.stat(kMax0 + nxt), ln = t.stat(kSum0 + nxt);
-          kb.reduce(t.stat(kBlockMax), scores, AluOp::Max);
-          View rowsum = t.stat(kRowSum);
-          if (one_block) {
-            // One key block: no running max to merge (the general steps would compute
-            // alpha = 0, sum = rowsum, acc = P V exactly): -max * scale, exp with its row sum.
-            kb.tensor_scalar(t.stat(kNegMax), t.stat(kBlockMax), AluOp::Mul, -exp_scale);
-            t.p = corner(p_ring.next(), p, blk.size);
-            kb.activation(t.p, scores, ActFunc::Exp, exp_scale, t.stat(kNegMax), &rowsum);
+          View sm = corner(sm_ring.next(), p, blk.size);
+          kb.activation(sm, t.s, ActFunc::Copy, scale);  // scale * S out of PSUM (ScalarE)
+          t.s = sm;
+        }
+        for (QueryTile& t : group) {
+          if (!active(t)) continue;
+          const int64_t p = t.rows.size;
+          if (masked) kb.tensor_tensor(t.s, t.s, t.mk, AluOp::Add);
+          if (causal && kr.end > t.rows.begin) {  // the diagonal block
+            View sm = masked ? t.s : corner(sm_ring.next(), p, blk.size);
+            kb.tensor_tensor(sm, t.s, corner(masks[(t.rows.begin - kr.begin) / kQTile], p, blk.size), AluOp::Add);
+            t.s = sm;
+          }
+          if (one_block && exp_scale == 1.0f) {
+            kb.reduce(t.stat(kNegMax), t.s, AluOp::Max, 1, true);  // -max
             continue;
           }
-          kb.tensor_scalar(mn, t.stat(kBlockMax), AluOp::Mul, exp_scale, AluOp::Max, m);
-          kb.tensor_scalar(t.stat(kNegMax), mn, AluOp::Mul, -1.0f);
-          kb.activation(t.stat(kAlpha), m, ActFunc::Exp, 1.0f, t.stat(kNegMax));
-          t.p = corner(p_ring.next(), p, blk.size);
-          kb.activation(t.p, scores, ActFunc::Exp, exp_scale, t.stat(kNegMax), &rowsum);
-          kb.tensor_scalar(ln, l, AluOp::Mul, t.stat(kAlpha), AluOp::Add, rowsum);
+          kb.reduce(t.stat(kBlockMax), t.s, AluOp::Max);
+          if (one_block) {
+            kb.tensor_scalar(t.stat(kNegMax), t.stat(kBlockMax), AluOp::Mul, -exp_scale);
+            continue;
+          }
+          const int nxt = 1 - t.cur;
+          kb.tensor_scalar(t.stat(kMax0 + nxt), t.stat(kBlockMax), AluOp::Mul, exp_scale, AluOp::Max, t.stat(kMax0 + t.cur));
+          kb.tensor_scalar(t.stat(kNegMax), t.stat(kMax0 + nxt), AluOp::Mul, -1.0f);
+        }
+        for (QueryTile& t : group) {
+          if (!active(t)) continue;
+          // One key block: no running max to merge (the general steps would compute alpha = 0,
+          // sum = rowsum, acc = P V exactly): exp(scale * s - max) with its row sum.
+          View rowsum = t.stat(kRowSum);
+          if (!one_block) kb.activation(t.stat(kAlpha), t.stat(kMax0 + t.cur), ActFunc::Exp, 1.0f, t.stat(kNegMax));
+          t.p = corner(p_ring.next(), t.rows.size, blk.size);
+          kb.activation(t.p, t.s, ActFunc::Exp, exp_scale, t.stat(kNegMax), &rowsum);
+        }
+        for (QueryTile& t : group) {
+          if (!active(t) || one_block) continue;
+          const int nxt = 1 - t.cur;
+          kb.tensor_scalar(t.stat(kSum0 + nxt), t.stat(kSum0 + t.cur), AluOp::Mul, t.stat(kAlpha), AluOp::Add, t.stat(kRowSum));
           t.cur = nxt;
         }
         // Phase B in three sweeps, so that no engine's in-order stream blocks on one tile
@@ -346,8 +424,8 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
       for (QueryTile& t : group) {
         kb.tensor_scalar(t.stat(kRecip), t.stat(one_block ? kRowSum : kSum0 + t.cur), AluOp::Div, 1.0f, AluOp::Bypass, 0.0f, true);
         View o = corner(o_ring.next(), t.rows.size, n.d);
-        kb.tensor_scalar(o, t.acc, AluOp::Mul, t.stat(kRecip));
-        kb.store(spec.out.rows(t.head, t.rows.range(), {0, n.d}), o);
+        kb.activation(o, t.acc, ActFunc::Copy, t.stat(kRecip));  // ScalarE: out = acc / l
+        store(spec.out.rows(t.head, t.rows.range(), {0, n.d}), o);
       }
   };
 
@@ -368,7 +446,11 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
       if (plan.back().empty() || plan.back().back().first != h) ++heads_in_group;
       plan.back().push_back({h, rows});
     }
-  const bool pipelined = kv_depth >= 2 * group_heads && kv_depth >= 2;
+  // Only with K^T from the cache (DMA alone): a K to transpose would put the next group's
+  // transposes and copies ahead of this group's steps in the in-order engine streams, where
+  // they wait on their loads (BERT-base layer: 102 us pipelined, 87 us not). Loads on their
+  // own queues start early anyway.
+  const bool pipelined = kv_depth >= 2 * group_heads && kv_depth >= 2 && spec.k_transposed;
   if (chunks.size() == 1) {
     // Software-pipelined: the next group's K/V loads and query tiles are issued before this
     // group's block steps (needs the ring slots of two groups).
@@ -406,7 +488,7 @@ void attention(KernelBuilder& kb, const AttentionSpec& spec) {
       };
       size_t last = chunks.size();  // causal: chunks wholly after every query are skipped
       while (causal && last > 1 && chunks[last - 1].begin > group.back().rows.end() - 1) --last;
-      const bool prefetch = pipelined && spec.k_transposed;
+      const bool prefetch = pipelined;
       ChunkKv cur = load_chunk(chunks[0]), nxt;
       for (size_t ci = 0; ci < last; ++ci) {
         if (prefetch && ci + 1 < last) nxt = load_chunk(chunks[ci + 1]);

@@ -10,7 +10,7 @@
 
 namespace trnsim::workloads {
 
-inline constexpr int kCostModelVersion = 4;  // 3: attention reads K transposed; 4: in-program all-reduce size classes
+inline constexpr int kCostModelVersion = 5;  // 3: attention reads K transposed; 4: in-program all-reduce size classes; 5: attention final division and Q^T copy on ScalarE
 
 class CostCache {
  public:
