@@ -267,7 +267,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     // Row-major A: the A^T tiles of a chunk side by side, so that one copy fills several.
     std::optional<TileRing> stc;
     if (a_rows && bud.cache)
-      stc.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, kRawCols / 128 * stationary_cols(j)}, j.dtype,
+      stc.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, (std::min(kRawCols, j.k) + 127) / 128 * stationary_cols(j)}, j.dtype,
                   static_cast<int>(chunks * (bud.group + 1)), ctx.n.name + ".stationary_chunk");
     // Resident B: whole blocks in one ring, each range's partial last block in another of its
     // width, so that SBUF holds B's own columns and no padding.
