@@ -172,8 +172,12 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   if (b.stream_b) {
     // Streaming weights (deep K): each load is one K tile of up to 4 KiB per partition of
     // columns, as many in flight as the weight half of the budget holds.
+    // The fp32 rings (results, operands, the bias rows' ring) and four weight tiles in flight
+    // must fit the weight half: narrower blocks where they would not (VGG's classifier).
+    const int64_t f32_per_col = 4 * (f32_rings + (row_operands ? 2 : 0));
     b.block_n = std::min(kMaxBlockBytes / eb, max_cols);
-    const int64_t slot = b.block_n * eb, results = f32_rings * 4 * b.block_n;
+    while (b.block_n > kTileN && b.block_n * (f32_per_col + 4 * eb) > for_b) b.block_n /= 2;
+    const int64_t slot = b.block_n * eb, results = f32_per_col * b.block_n;
     b.stream_depth = static_cast<int>(std::clamp<int64_t>((for_b - results) / slot, 4, 2 * ks));
   }
   // Each stationary tile takes at least one allocation granule (64 bytes per partition): a
