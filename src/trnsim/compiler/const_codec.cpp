@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "trnsim/common/error.h"
 #include "trnsim/compiler/initialiser.h"
 #include "trnsim/numerics/convert.h"
 
@@ -26,16 +25,11 @@ std::optional<numerics::DType> narrow_format(ElemType t) {
 
 }  // namespace
 
-size_t packed_bytes(size_t n, ElemType t) {
-  if (!narrow_format(t)) return 0;
-  return (n * static_cast<size_t>(storage_bits(t)) + 7) / 8;
-}
-
 std::optional<std::string> pack_narrow(const std::vector<double>& values, ElemType t) {
   const auto f = narrow_format(t);
   if (!f) return std::nullopt;
   const int bits = storage_bits(t);
-  std::string out(packed_bytes(values.size(), t), '\0');
+  std::string out(static_cast<size_t>(encoded_bytes(t, static_cast<int64_t>(values.size()))), '\0');
   for (size_t i = 0; i < values.size(); ++i) {
     const float x = static_cast<float>(values[i]);
     if (static_cast<double>(x) != values[i] && !std::isnan(values[i])) return std::nullopt;
@@ -52,27 +46,6 @@ std::optional<std::string> pack_narrow(const std::vector<double>& values, ElemTy
     }
   }
   return out;
-}
-
-std::vector<double> unpack_narrow(const std::string& bytes, size_t n, ElemType t) {
-  const auto f = narrow_format(t);
-  if (!f || bytes.size() != packed_bytes(n, t)) throw Error("packed constant: wrong length for its element type");
-  const int bits = storage_bits(t);
-  std::vector<double> v(n);
-  for (size_t i = 0; i < n; ++i) {
-    uint32_t c = 0;
-    if (bits == 16) {
-      uint16_t h;
-      std::memcpy(&h, bytes.data() + 2 * i, 2);
-      c = h;
-    } else if (bits == 8) {
-      c = static_cast<uint8_t>(bytes[i]);
-    } else {
-      c = (static_cast<uint8_t>(bytes[i / 2]) >> (i % 2 ? 4 : 0)) & 0xF;
-    }
-    v[i] = numerics::decode(c, *f);
-  }
-  return v;
 }
 
 }  // namespace trnsim::compiler

@@ -69,10 +69,10 @@ TEST(Quantize, PackedConstantsRoundTripExactly) {
     else if (t == ElemType::Float4E2M1) v = {-6, -0.5, 0, 1.5, 3, 6, 4};
     else if (t == ElemType::Float8E8M0) v = {1.0 / 1024, 0.5, 1, 2, 65536};
     else v = {-448, -0.5, 0, 1.25, 3.5, 256};
-    const auto packed = pack_narrow(v, t);
-    ASSERT_TRUE(packed.has_value()) << elem_name(t);
-    EXPECT_EQ(packed->size(), packed_bytes(v.size(), t));
-    EXPECT_EQ(unpack_narrow(*packed, v.size(), t), v) << elem_name(t);
+    const ConstData packed = ConstData::packed(t, v, 0);
+    ASSERT_TRUE(packed.is_encoded()) << elem_name(t);
+    EXPECT_EQ(packed.bytes().size(), static_cast<size_t>(encoded_bytes(t, static_cast<int64_t>(v.size()))));
+    EXPECT_EQ(packed.values(), v) << elem_name(t);
   }
   EXPECT_FALSE(pack_narrow({0.3}, ElemType::Int8).has_value());  // off the grid: kept wide
 }
