@@ -149,3 +149,15 @@ def test_serve_power_trace_integrates_to_the_energy(tmp_path):
     assert len(ev) > 5  # one per 1 s bin
     # Two one-chip replicas held all along: the per-chip power is half the fleet's.
     assert ev[0]["args"]["per_chip_w"] * 2 == pytest.approx(ev[0]["args"]["power_w"], rel=1e-9)
+
+
+def test_compare_caps_every_system():
+    j = cli_json("compare", "--model", "llama-3.1-8b", "--systems", "trn2.48xlarge,p5.48xlarge", "--tp",
+                 "trn2.48xlarge=4,p5.48xlarge=1", "--rate", "20", "--requests", "100", "--replicas", "1",
+                 "--power-cap", "300")
+    for row in j["systems"]:
+        pc = row["power_cap"]
+        assert pc["cap_w"] == 300 and pc["scope"] == "chip" and row["clock_scale"] == pc["clock_scale"]
+        assert pc["power_w"] <= 300 and (pc["unthrottled_power_w"] <= 300 or pc["power_w"] >= 0.99 * 300)
+    gpu = j["systems"][1]["power_cap"]
+    assert gpu["unthrottled_power_w"] > 300 and gpu["clock_scale"] < 1  # an H100 busy draws more
