@@ -2,8 +2,14 @@
 `trnsim run --timing-only --json` on the row's chip, batch and dtype, with one NeuronCore per
 model copy for "Data Parallel" rows (`--cores 1`), and turns the report into the row's metrics.
 
-Instances map to chips: inf2.* -> inf2, trn1.* -> trn1, trn2.* -> trn2. Data Parallel
-throughput is (cores of the instance's chips) x batch / p50: every core runs its own copy.
+The load is an input of the experiment, read off the published pair: AWS's harness keeps a fixed
+number of requests in flight, and by Little's law that number is throughput x p50 / batch (1 for
+the latency files' CNN rows, 2 for the encoder rows, 4 for the throughput files' vision rows).
+The row runs under that load (`--in-flight N`, copies round-robin over the chip's cores) and its
+p50 and throughput both come from that one simulation (docs/design-notes.md, "in-flight load").
+
+Instances map to chips: inf2.* -> inf2, trn1.* -> trn1, trn2.* -> trn2; the rows' instances have
+one chip each (INSTANCE_CHIPS), so the chip's cores are the instance's.
 """
 from __future__ import annotations
 
@@ -17,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CALIB = Path(os.environ.get("TRNSIM_CALIBRATION_DIR", "/work/shared/reference/calibration"))
 if not CALIB.exists():
     CALIB = ROOT / "configs" / "calibration"
-# NeuronCores per instance (each Data Parallel copy takes one).
-INSTANCE_CORES = {"inf2.xlarge": 2, "trn1.2xlarge": 2}
+# Chips per instance: a load spread over several chips is not modelled by `run --in-flight`.
+INSTANCE_CHIPS = {"inf2.xlarge": 1, "trn1.2xlarge": 1}
 
 
 def trnsim_cmd() -> str:
@@ -48,15 +54,27 @@ def simulate(onnx: Path, chip: str, batch: int, cores: int = 1, dtype: str = "bf
     return json.loads(r.stdout)
 
 
+def in_flight_of(row: dict) -> int:
+    """Requests the published run kept in flight, by Little's law: completions per second x
+    p50 / batch, rounded (the measured figures land within 2% of an integer)."""
+    n = float(row["inferences_per_s"]) * float(row["p50_ms"]) * 1e-3 / int(row["batch"])
+    if round(n) < 1:
+        raise ValueError(f"{row['model']} b{row['batch']}: throughput x p50 / batch = {n:.3f}: fewer than one request in flight")
+    return int(round(n))
+
+
 def row_results(row: dict, table: str, onnx: Path) -> list[dict]:
     """p50 and throughput rows (simulated vs published) of one CSV row."""
     batch = int(row["batch"])
-    label = f"{row['model']} {row['instance']} b{batch}"
+    n = in_flight_of(row)
+    label = f"{row['model']} {row['instance']} b{batch} in-flight {n}"
     if row["run_mode"] != "Data Parallel":
         raise ValueError(f"{label}: run mode {row['run_mode']!r} is not modelled")
-    rep = simulate(onnx, chip_of(row["instance"]), batch, cores=1)
-    p50_ms = rep["time_s"] * 1e3
-    thr = INSTANCE_CORES[row["instance"]] * batch / rep["time_s"]
+    if INSTANCE_CHIPS.get(row["instance"]) != 1:
+        raise ValueError(f"{label}: instance {row['instance']!r} is not a one-chip instance")
+    load = simulate(onnx, chip_of(row["instance"]), batch, cores=1, extra=("--in-flight", str(n)))["load"]
+    p50_ms = load["p50_latency_s"] * 1e3
+    thr = load["inferences_per_s"]
     out = []
     for metric, pub, sim in (("p50_ms", float(row["p50_ms"]), p50_ms),
                              ("inferences_per_s", float(row["inferences_per_s"]), thr)):

@@ -116,6 +116,25 @@ class CompiledModel:
             self._report_src = None
         return self._report
 
+    def under_load(self, in_flight: int) -> Dict[str, Any]:
+        """The last timing run under a closed-loop load, as `trnsim run --in-flight N` reports it
+        (its JSON ``load`` object): ``in_flight`` requests kept in flight, round-robin over the
+        model copies that fit on the chip (one per ``cores`` logical cores); requests on one copy
+        run one after another. p50/p99/mean latency in s and inferences per second."""
+        if isinstance(in_flight, bool) or not isinstance(in_flight, (int, np.integer)):
+            raise _core.ConfigError(f"in_flight {in_flight!r}: expected a positive integer count of requests")
+        rep = self.report
+        if "time_s" not in rep:
+            raise _core.ConfigError("under_load needs a run first: its execution time is the simulated run's")
+        if self._src is None:
+            raise _core.UnsupportedError("unsupported: under_load of a loaded program (its cores per copy are not recorded)")
+        c = self._last or self._c
+        batch = 1
+        if c is not None and c.input_names:
+            shape = c.shapes[c.input_names[0]]
+            batch = shape[0] if shape and shape[0] > 0 else 1
+        return json.loads(_core.load.in_flight(self.chip, self.cores, self.lnc, rep["time_s"], batch, int(in_flight)))
+
     def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Writes the program of the last run (the first compile before any run) to ``path``;
         trnsim.load_compiled(path) and `trnsim run path` read it back."""

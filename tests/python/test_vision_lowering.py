@@ -97,3 +97,43 @@ def test_pool_window_matches_onnxruntime(op, xs, attrs):
     x = RNG.standard_normal(xs).astype(np.float32)
     ops = check(model([h.make_node(op, ["x"], ["y"], **attrs)], xs, []), x)
     assert "PoolWindow" in ops and "Slice" not in ops
+
+
+def _bf16(a):
+    """Round to bf16 (nearest even) and back to fp32."""
+    u = np.ascontiguousarray(a, np.float32).view(np.uint32)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).view(np.float32)
+
+
+def _conv3x3(x, w, b):  # stride 1, pad 1, float64 sums
+    n, c, hh, ww = x.shape
+    p = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((n, w.shape[0], hh, ww))
+    for a in range(3):
+        for bb in range(3):
+            out += np.einsum("nchw,mc->nmhw", p[:, :, a:a + hh, bb:bb + ww], w[:, :, a, bb].astype(np.float64))
+    return out + b.reshape(1, -1, 1, 1)
+
+
+def test_conv_to_conv_activation_stored_bf16():
+    """A conv whose output only a dense conv reads stores it at the operand width (bf16), half
+    the bytes of fp32, with the values the consumer would have rounded to anyway. Reference:
+    numpy with the TensorE operands rounded to bf16, float64 sums: |got - want| <= 1e-3 +
+    1e-3 |want| (fp32 accumulation order); the first conv's HBM bytes are its fp32 input, its
+    bf16 weights and bias, and a bf16 output, exactly."""
+    xs = (1, 40, 12, 12)  # over 32 channels: no tap stacking (which pads in HBM first)
+    x = RNG.standard_normal(xs).astype(np.float32)
+    w1 = (RNG.standard_normal((48, 40, 3, 3)) * 0.1).astype(np.float32)
+    w2 = (RNG.standard_normal((16, 48, 3, 3)) * 0.1).astype(np.float32)
+    b1, b2 = RNG.standard_normal(48).astype(np.float32), RNG.standard_normal(16).astype(np.float32)
+    nodes = [h.make_node("Conv", ["x", "w1", "b1"], ["c"], pads=[1, 1, 1, 1]), h.make_node("Relu", ["c"], ["r"]),
+             h.make_node("Conv", ["r", "w2", "b2"], ["y"], pads=[1, 1, 1, 1])]
+    m = model(nodes, xs, [nh.from_array(w1, "w1"), nh.from_array(b1, "b1"), nh.from_array(w2, "w2"), nh.from_array(b2, "b2")])
+    cm = trnsim.compile_onnx(m.SerializeToString(), dtype="bf16")
+    got = cm.run({"x": x})["y"]
+    r = np.maximum(_conv3x3(_bf16(x), _bf16(w1), b1), 0).astype(np.float32)
+    want = _conv3x3(_bf16(r), _bf16(w2), b2)
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+    first = cm.report["ops"][0]
+    assert first["op"] == "ConvGemm"
+    assert first["hbm_bytes"] == x.size * 4 + w1.size * 2 + b1.size * 4 + 48 * 12 * 12 * 2

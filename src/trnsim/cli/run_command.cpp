@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "trnsim/cli/command.h"
 #include "trnsim/cli/compile_args.h"
@@ -21,6 +22,7 @@
 #include "trnsim/runtime/run_power_cap.h"
 #include "trnsim/hw/logical_cores.h"
 #include "trnsim/hw/spec_loader.h"
+#include "trnsim/runtime/in_flight_load.h"
 #include "trnsim/runtime/loaded_model.h"
 #include "trnsim/runtime/random_inputs.h"
 #include "trnsim/runtime/report_json.h"
@@ -49,6 +51,8 @@ struct RunArgs {
   CLI::Option* lnc_option = nullptr;
   std::string system;  // --tp: tensor-parallel over chips of this system (run_tensor_parallel.h)
   int tp = 0;
+  int in_flight = 0;  // --in-flight: requests kept in flight over the model copies (0: not given)
+  CLI::Option* in_flight_option = nullptr;
 };
 
 // What the command shows of an output: its mean and largest magnitude (one pass).
@@ -72,6 +76,7 @@ OutputStats output_stats(const std::vector<float>& v) {
   if (a.dump_ir) refuse("--dump-ir");
   if (!a.trace.empty()) refuse("--trace");
   if (a.cores != 0) refuse("--cores");
+  if (a.in_flight_option && a.in_flight_option->count() > 0) refuse("--in-flight (a load is a timing figure)");
   if (compiler::is_compiled_file(a.model)) refuse("a saved program (onnxruntime needs the .onnx file)");
   std::vector<std::string> args{"run", a.model, "--chip", a.chip, "--dtype", a.dtype, "--seed", std::to_string(a.seed), "--check"};
   if (a.batch_option && a.batch_option->count() > 0) args.insert(args.end(), {"--batch", std::to_string(a.batch)});
@@ -105,6 +110,12 @@ int run_model(const RunArgs& a) {
   opt.timing_only = a.timing_only;  // no weight values are read, so none are computed
   if (a.tp != 0 && (a.clock_scale != 1 || a.power_cap > 0))
     throw UnsupportedError("unsupported: --clock-scale/--power-cap with --tp (one chip only for now)");
+  const bool loaded = a.in_flight_option && a.in_flight_option->count() > 0;
+  if (loaded && a.in_flight < 1)
+    throw ConfigError(fmt::format("--in-flight {}: expected a positive count of requests kept in flight", a.in_flight));
+  if (loaded && a.tp != 0) throw UnsupportedError("unsupported: --in-flight with --tp (one model copy per chip set; load it with `trnsim serve`)");
+  if (loaded && compiled_file)
+    throw UnsupportedError(fmt::format("unsupported: {}: --in-flight with a saved program (its cores per copy are not recorded): run the .onnx with --cores N", a.model));
   if (a.tp != 0 && !a.sparsity.empty()) throw UnsupportedError("unsupported: --sparsity with --tp (one chip only for now)");
   if (a.tp != 0)  // tensor-parallel across chips of --system
     return run_tensor_parallel({a.model, a.system, a.tp, opt, a.seed, a.timing_only, a.json, a.inputs, a.trace,
@@ -150,8 +161,12 @@ int run_model(const RunArgs& a) {
     f.close();
     if (!f) throw Error("writing the trace '" + a.trace + "' failed (disk full?)");
   }
+  // --in-flight: the run's time is one request's execution; copies of --cores cores each fill the chip.
+  std::optional<runtime::InFlightLoad> load;
+  if (loaded) load = runtime::in_flight_load(out.report.time_s, batch, a.in_flight, runtime::copy_slots(chip, a.cores, a.lnc));
   if (a.json) {
     auto j = runtime::report_json(out.report, batch);
+    if (load) j["load"] = runtime::load_json(*load);
     j["model"] = a.model;
     if (!compiled_file) {
       j["lnc"] = lnc;
@@ -170,6 +185,7 @@ int run_model(const RunArgs& a) {
   }
   fmt::print("model {} ({} nodes after compilation, dtype {})\n", a.model, cm.graph.nodes.size(), compiler::policy_name(cm.policy));
   std::cout << runtime::report_table(out.report, batch);
+  if (load) std::cout << runtime::load_text(*load);
   if (a.clock_scale != 1 || a.power_cap > 0)
     fmt::print("clock scale  {:.4f} (voltage {:.4f}){}\n", run_chip.energy.clock_scale, run_chip.energy.voltage_scale,
                a.power_cap > 0 ? fmt::format(": {} cap {:g} W = {:.1f} W per chip; unthrottled {:.1f} W, {:.3f} us{}",
@@ -204,6 +220,9 @@ Register reg{{"run",
                 app.add_option("--power-cap", a->power_cap, "power cap in W (per --power-cap-scope): throttle the clocks to fit");
                 app.add_option("--power-cap-scope", a->power_cap_scope, "chip, instance or rack (less the hosts' and rack's fixed power from --system, the rest shared by the chips)")
                     ->capture_default_str();
+                a->in_flight_option = app.add_option("--in-flight", a->in_flight,
+                                                     "requests kept in flight (closed loop), round-robin over the model copies that fit "
+                                                     "(one per --cores logical cores): reports p50/p99 latency and throughput under that load");
                 app.add_option("--tp", a->tp, "tensor-parallel: split the model Megatron-style across this many chips of --system");
                 app.add_flag("--check", a->check, "compare every output with onnxruntime (runs `python -m trnsim run ... --check`)");
                 return [a] { return run_model(*a); };

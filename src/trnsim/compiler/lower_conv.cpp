@@ -129,9 +129,11 @@ class ConvKernel {
     const DType dt = ctx_.matmul_dtype;
     const int64_t len = band_len(g_, p_), px = p_.band_images * p_.band_rows * g_.ow;
     in_ring_.emplace(kb_, isa::Space::SBUF, std::vector<int64_t>{128, len}, dt, static_cast<int>(2 * in_tiles(g_)), ctx_.n.name + ".band");
+    // Padded bands land their rows contiguously in a staging tile of the input's own dtype
+    // (bf16 when the producer stored it at the operand width, operand_storage.h) first.
     if (padded())
-      stage_.emplace(kb_, isa::Space::SBUF, std::vector<int64_t>{128, p_.band_images * g_.in_rows(p_.band_rows) * g_.w}, DType::F32, 2,
-                     ctx_.n.name + ".staging");
+      stage_.emplace(kb_, isa::Space::SBUF, std::vector<int64_t>{128, p_.band_images * g_.in_rows(p_.band_rows) * g_.w},
+                     ctx_.hbm(ctx_.n.inputs[0]).dtype(), 2, ctx_.n.name + ".staging");
     acc_.emplace(kb_, isa::Space::PSUM, std::vector<int64_t>{128, kChunk}, DType::F32, 4, ctx_.n.name + ".acc");
     res_.emplace(kb_, isa::Space::SBUF, std::vector<int64_t>{128, px}, DType::F32, 2, ctx_.n.name + ".result");
     if (g_.epilogue_rings > 2) opr_.emplace(kb_, isa::Space::SBUF, std::vector<int64_t>{128, px}, DType::F32, 2, ctx_.n.name + ".operand");

@@ -7,11 +7,16 @@ namespace trnsim::compiler {
 
 namespace {
 
+// A dense (ungrouped) convolution: TensorE reads its input as the moving operand and its
+// result tiles are stored like a matmul's (depthwise/grouped ones run on VectorE in fp32).
+bool dense_conv(const Node& n) { return n.op == OpKind::ConvGemm && n.i("group", 1) == 1; }
+
 // Inputs of `n` that TensorE reads in the operand dtype: MatMul A and B; attention Q, K, V
-// (its mask is added in fp32).
+// (its mask is added in fp32); a dense convolution's input.
 bool tensor_operand(const Node& n, size_t input) {
   if (n.op == OpKind::MatMul) return input < 2;
   if (n.op == OpKind::FusedAttention) return input < 3;
+  if (dense_conv(n)) return input == 0;
   return false;
 }
 
@@ -50,7 +55,7 @@ void store_operands_narrow(Graph& g, ElemType narrow) {
   for (const Node& n : g.nodes) {
     // Producers whose stores convert on the way out (the matmul's and attention's result
     // tiles); library kernels such as LayerNorm keep their input's dtype.
-    if (n.op != OpKind::MatMul && n.op != OpKind::FusedAttention) continue;
+    if (n.op != OpKind::MatMul && n.op != OpKind::FusedAttention && !dense_conv(n)) continue;
     for (const std::string& o : n.outputs) {
       if (o.empty()) continue;
       std::vector<std::string> group;

@@ -1,0 +1,53 @@
+#include "trnsim/runtime/in_flight_load.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "trnsim/common/error.h"
+#include "trnsim/hw/logical_cores.h"
+
+namespace trnsim::runtime {
+
+InFlightLoad in_flight_load(double exec_s, int64_t batch, int in_flight, int copy_slots) {
+  if (in_flight < 1) throw ConfigError(fmt::format("--in-flight {}: expected a positive count of requests kept in flight", in_flight));
+  if (copy_slots < 1) throw ConfigError(fmt::format("--in-flight {}: no model copy fits ({} copy slots)", in_flight, copy_slots));
+  if (!(exec_s > 0)) throw ConfigError(fmt::format("--in-flight {}: the run took {} s; a load needs a positive execution time", in_flight, exec_s));
+  if (batch < 1) throw ConfigError(fmt::format("--in-flight {}: batch {} (expected >= 1)", in_flight, batch));
+  InFlightLoad l;
+  l.in_flight = in_flight;
+  l.copy_slots = copy_slots;
+  l.exec_s = exec_s;
+  l.busy_copies = std::min(in_flight, copy_slots);
+  const int lo = in_flight / l.busy_copies, extra = in_flight % l.busy_copies;  // `extra` copies hold lo + 1
+  l.max_queued = lo + (extra > 0 ? 1 : 0);
+  const double short_share = static_cast<double>(l.busy_copies - extra) / l.busy_copies;
+  auto percentile = [&](double q) { return (q <= short_share ? lo : l.max_queued) * exec_s; };
+  l.p50_latency_s = percentile(0.50);
+  l.p99_latency_s = percentile(0.99);
+  l.mean_latency_s = static_cast<double>(in_flight) / l.busy_copies * exec_s;  // Little's law
+  l.inferences_per_s = static_cast<double>(l.busy_copies) * static_cast<double>(batch) / exec_s;
+  return l;
+}
+
+int copy_slots(const hw::ChipSpec& chip, int cores_per_copy, int lnc) {
+  const int logical = hw::logical_cores(chip, lnc);
+  if (cores_per_copy < 0 || cores_per_copy > logical)
+    throw ConfigError(fmt::format("--cores {}: {} has {} logical NeuronCores", cores_per_copy, chip.name, logical));
+  return cores_per_copy == 0 ? 1 : logical / cores_per_copy;
+}
+
+nlohmann::json load_json(const InFlightLoad& l) {
+  return {{"in_flight", l.in_flight}, {"copy_slots", l.copy_slots}, {"busy_copies", l.busy_copies}, {"max_queued", l.max_queued},
+          {"exec_time_s", l.exec_s}, {"p50_latency_s", l.p50_latency_s}, {"p99_latency_s", l.p99_latency_s},
+          {"mean_latency_s", l.mean_latency_s}, {"inferences_per_s", l.inferences_per_s}};
+}
+
+std::string load_text(const InFlightLoad& l) {
+  return fmt::format("load         {} in flight on {} of {} model copies (up to {} queued per copy): p50 {:.3f} us, p99 {:.3f} us, "
+                     "{:.1f} inferences/s\n",
+                     l.in_flight, l.busy_copies, l.copy_slots, l.max_queued, l.p50_latency_s * 1e6, l.p99_latency_s * 1e6,
+                     l.inferences_per_s);
+}
+
+}  // namespace trnsim::runtime
