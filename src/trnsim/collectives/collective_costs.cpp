@@ -31,6 +31,16 @@ constexpr double kCcCoreBandwidthInDmaEngines = 1.115;
 // queue descriptors), a few hundred instructions of a small control core. No public figure.
 constexpr double kCcStepNs = 500;
 
+// Fitted (docs/llm.md, Calibration): the least time a step whose transfers leave the chip takes,
+// the step's handshake across the fabric (the receiver's buffer credit to the sender, the data,
+// the completion semaphore back to the receiver's polling CC core). It runs concurrently with the
+// step's set-up and data, so it binds only on steps that carry little data: the 22 chip-to-chip
+// steps of a 1-4 MiB in-program all-reduce on inf2 (24 ranks). The short-prompt prefills of the
+// 7B/8B models on inf2 (TTFT 25-29 ms) imply ~275-320 us per 1 MiB all-reduce there, i.e.
+// 12-14 us per step; 12 us. A mesh step (8-11 descriptor rounds, hops) already takes longer. No
+// public figure.
+constexpr double kCrossChipStepNs = 12'000;
+
 }  // namespace
 
 CollectiveCosts collective_costs(const hw::SystemSpec& sys, numerics::DType dtype, int ranks_per_chip, Launch launch) {
@@ -48,6 +58,7 @@ CollectiveCosts collective_costs(const hw::SystemSpec& sys, numerics::DType dtyp
   // follows the data and the receiver's wait on it, once per step.
   c.sync_handshake = dma.fixed_overhead;
   c.cc_step = Nanoseconds(kCcStepNs);
+  c.cross_chip_step = Nanoseconds(kCrossChipStepNs);
   // [dma] ~600 ns per hardware-generated descriptor DMA instruction.
   c.descriptor_setup = dma.descriptor_overhead;
   // Each CC core drives one DMA ring; a chip's CC cores are split among its ranks.

@@ -19,6 +19,7 @@ struct CollectiveCosts {
   Nanoseconds launch;            // once per collective: runtime issue + CC-core program start
   Nanoseconds sync_handshake;    // once per step: the semaphore write that follows the data
   Nanoseconds cc_step;           // once per step: the CC core's own work to set up the step
+  Nanoseconds cross_chip_step;   // the least a step with a transfer between chips takes (overlaps the rest)
   Nanoseconds descriptor_setup;  // per DMA transfer a rank issues in a step, per DMA ring
   int dma_rings_per_rank = 1;    // transfers of one rank whose descriptors are set up in parallel
   GBps chip_dma_bandwidth;       // the collective data path of one chip (all its ranks share it)

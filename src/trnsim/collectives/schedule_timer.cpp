@@ -9,12 +9,14 @@ ScheduleTimer::StepCost ScheduleTimer::simulate(const std::vector<Transfer>& ste
   const int n = net_.ranks();
   std::vector<int> sends(n, 0);
   std::vector<double> reduced(n, 0.0);  // bytes each rank adds
+  bool cross_chip = false;
   fabric::LinkEnergy energy;
   net_.reset();
   for (size_t i = 0; i < step.size(); ++i) {
     const Transfer& t = step[i];
     const double bytes = static_cast<double>(t.count) * elem_bytes_;
     ++sends[t.src];
+    cross_chip = cross_chip || net_.crosses_chips(t.src, t.dst);
     if (t.reduce) reduced[t.dst] += bytes;
     net_.send(t.src, t.dst, Bytes(bytes), sim::Time(), i);
     net_.tally_energy(t.src, t.dst, bytes, energy);
@@ -34,7 +36,11 @@ ScheduleTimer::StepCost ScheduleTimer::simulate(const std::vector<Transfer>& ste
   const int busiest = *std::max_element(sends.begin(), sends.end());
   const int rounds = (busiest + costs_.dma_rings_per_rank - 1) / costs_.dma_rings_per_rank;
   const Nanoseconds fixed = costs_.sync_handshake + costs_.cc_step + costs_.descriptor_setup * rounds;
-  return {fixed, fixed + Nanoseconds(t_net + tail), energy};
+  const Nanoseconds busy = fixed + Nanoseconds(t_net + tail);
+  // A step between chips lasts at least its cross-chip handshake; the excess counts as fixed cost.
+  if (cross_chip && costs_.cross_chip_step > busy)
+    return {costs_.cross_chip_step - Nanoseconds(t_net + tail), costs_.cross_chip_step, energy};
+  return {fixed, busy, energy};
 }
 
 ScheduleTiming ScheduleTimer::time(const ISchedule& schedule) {

@@ -3,7 +3,8 @@
 // busiest rank's transfers over its DMA rings), the network time of its transfers (all posted
 // at once, max-min fair sharing, until the last is delivered), and the reduction tail at the
 // receivers (the last pipeline chunk's add, plus any backlog when the adds are slower than the
-// data). A collective costs its launch plus its steps.
+// data). A step with a transfer between chips lasts at least `cross_chip_step` (its handshake
+// across the fabric, concurrent with the rest). A collective costs its launch plus its steps.
 //
 // Exactness of the speed-up: the network is idle at every step boundary (steps are
 // synchronous), so a step's duration is a function of its multiset of (src, dst, count, reduce)

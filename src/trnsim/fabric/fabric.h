@@ -32,6 +32,7 @@ class Fabric : public INetwork {
   int ranks_per_chip() const { return ranks_per_chip_; }
   int chips_used() const { return (ranks_ + ranks_per_chip_ - 1) / ranks_per_chip_; }
   int chip_of(int rank) const { return rank / ranks_per_chip_; }
+  bool crosses_chips(int src, int dst) const override { return chip_of(src) != chip_of(dst); }
   int ranks_per_instance() const { return ranks_per_chip_ * chips_per_instance_; }
   int ranks_per_system() const { return ranks_per_chip_ * chips_per_system_; }
   const ITopology& topology() const { return *topology_; }

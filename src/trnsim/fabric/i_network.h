@@ -29,6 +29,8 @@ class INetwork {
   // Adds the energy of moving `bytes` from src to dst to `out` (a network without an energy
   // model adds nothing).
   virtual void tally_energy(int src, int dst, double bytes, LinkEnergy& out) const {}
+  // Whether a transfer from src to dst leaves its chip (a network without chips: never).
+  virtual bool crosses_chips(int src, int dst) const { return false; }
 };
 
 }  // namespace trnsim::fabric

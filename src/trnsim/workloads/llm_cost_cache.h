@@ -10,7 +10,7 @@
 
 namespace trnsim::workloads {
 
-inline constexpr int kCostModelVersion = 5;  // 3: attention reads K transposed; 4: in-program all-reduce size classes; 5: attention final division and Q^T copy on ScalarE
+inline constexpr int kCostModelVersion = 6;  // 3: attention reads K transposed; 4: in-program all-reduce size classes; 5: attention final division and Q^T copy on ScalarE; 6: cross-chip collective step floor
 
 class CostCache {
  public:

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "trnsim/collectives/collective.h"
+#include "trnsim/collectives/i_collective_algorithm.h"
+#include "trnsim/collectives/schedule_timer.h"
+#include "trnsim/fabric/fabric.h"
 #include "trnsim/hw/spec_loader.h"
 
 using namespace trnsim;
@@ -63,4 +66,36 @@ TEST(InProgram, AllReduceUsesTheMeshOnlyUpToOnePipelineChunk) {
   }
   o.launch = Launch::Standalone;  // nccom-test's auto choice is unchanged: the fastest
   EXPECT_EQ(CollectiveRunner(sys, o).time(1 << 20).algorithm, "direct");
+}
+
+namespace {
+// A named in-program all-reduce of `bytes` bf16 on `sys`, timed with the given step floor.
+double all_reduce_ns(const hw::SystemSpec& sys, int ranks, const char* alg, int64_t bytes, double floor_ns) {
+  auto costs = collective_costs(sys, numerics::DType::BF16, sys.chip.neuron_cores, Launch::InProgram);
+  costs.cross_chip_step = Nanoseconds(floor_ns);
+  fabric::Fabric fab(sys, {.ranks = ranks, .chip_dma_bandwidth = costs.chip_dma_bandwidth});
+  const CollectiveJob job{Op::AllReduce, bytes / 2, &fab};
+  ScheduleTimer timer(fab, costs, 2);
+  return timer.time(*algorithm(alg).schedule(job)).total.value();
+}
+}  // namespace
+
+TEST(InProgram, CrossChipStepFloorBindsOnPrefillAllReducesNotOnDecodeOnes) {
+  // Decode (16 KiB, the mesh): each step's 8-11 descriptor rounds and hops already exceed the
+  // 12 us floor, so the time is that of the same steps without it.
+  for (auto [system, ranks] : {std::pair{"inf2.48xlarge", 24}, std::pair{"trn1.32xlarge", 32}}) {
+    const auto sys = hw::load_system(system);
+    EXPECT_DOUBLE_EQ(all_reduce_ns(sys, ranks, "direct", 16 << 10, 12'000), all_reduce_ns(sys, ranks, "direct", 16 << 10, 0))
+        << system;
+  }
+  // Prefill (1 MiB) on inf2, hierarchical over 24 ranks: 2 steps inside a chip and 22 between
+  // chips, whose ~3.5 us of set-up, hop and 43 KiB of data sit under the floor. Raising the
+  // floor by 12 us therefore adds exactly 22 x 12 us (the in-chip steps never see it).
+  const auto inf2 = hw::load_system("inf2.48xlarge");
+  const double none = all_reduce_ns(inf2, 24, "hierarchical", 1 << 20, 0);
+  const double with = all_reduce_ns(inf2, 24, "hierarchical", 1 << 20, 12'000);
+  const double doubled = all_reduce_ns(inf2, 24, "hierarchical", 1 << 20, 24'000);
+  EXPECT_NEAR(doubled - with, 22 * 12'000.0, 1e-3);
+  EXPECT_GT(with - none, 22 * (12'000.0 - 5'000));  // each cross-chip step was < 5 us
+  EXPECT_LT(with - none, 22 * 12'000.0);
 }

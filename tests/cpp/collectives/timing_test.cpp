@@ -1,6 +1,8 @@
 // Timing mode against closed forms: a ring all-reduce on a ring fabric, step by step.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "test_system.h"
 #include "trnsim/collectives/collective.h"
 #include "trnsim/collectives/i_collective_algorithm.h"
@@ -19,13 +21,42 @@ TEST(Timing, RingAllReduceOnARingMatchesTheStepFormula) {
   o.algorithm = "ring";
   CollectiveRunner runner(sys, o);
   const auto& c = runner.costs();
+  // Every step crosses chips: it lasts at least the cross-chip step (the floor binds on the
+  // small sizes, not at 1 GiB).
+  const double floor = c.cross_chip_step.value();
+  EXPECT_DOUBLE_EQ(floor, 12'000);
   for (int64_t S : {int64_t(8192), int64_t(1) << 20, int64_t(1) << 30}) {
     const double piece = static_cast<double>(S) / n;
     const double step = c.sync_handshake.value() + c.cc_step.value() + c.descriptor_setup.value() + piece / 200 + 700;
     const double tail = std::min(512.0 * 1024, piece) / (64.0 * 4);
-    const double want = c.launch.value() + 2 * (n - 1) * step + (n - 1) * tail;
+    const double want = c.launch.value() + (n - 1) * (std::max(floor, step + tail) + std::max(floor, step));
     EXPECT_NEAR(runner.time(S).time_s * 1e9, want, 1e-3 * 2 * (n - 1)) << S;  // ps rounding per step
   }
+}
+
+TEST(Timing, CrossChipStepFloorBindsOnSmallStepsBetweenChipsOnly) {
+  // Ring all-reduce of 8 KiB fp32: steps of 1 KiB take ~3 us of set-up and network, below the
+  // 12 us floor. 8 chips with one rank each: 14 steps x 12 us. The same 8 ranks on one chip
+  // (no link crossed): the floor does not apply, each step is its own fixed cost + data + tail.
+  const int n = 8;
+  CollectiveOptions o;
+  o.algorithm = "ring";
+  CollectiveRunner chips(test::make_system("ring", {n}, 400, n, 700), o);
+  const auto& c = chips.costs();
+  const auto r = chips.time(8192);
+  EXPECT_NEAR(r.time_s * 1e9, c.launch.value() + 2 * (n - 1) * c.cross_chip_step.value(), 1e-3 * 2 * (n - 1));
+  EXPECT_NEAR(r.fixed_s * 1e9, r.time_s * 1e9 - 2 * (n - 1) * (1024.0 / 200 + 700) - (n - 1) * 1024.0 / 256, 1e-2);
+  auto one = test::make_system("single", {1}, 400, 1, 700);
+  one.chip.neuron_cores = n;
+  CollectiveRunner on_chip(one, o);
+  const double dma = 16 * 1000 * 1.115;  // the chip's collective DMA path, GB/s; 8 flows share it
+  const double step = c.sync_handshake.value() + c.cc_step.value() + c.descriptor_setup.value() + 1024.0 / (dma / n);
+  // Reduce-scatter steps add the receiver's adds: the last chunk, plus the backlog of adds
+  // slower than the data (1 KiB at 256 B/ns vs the network's 1 KiB at dma / n).
+  const double adds = 1024.0 / 256, net = 1024.0 / (dma / n);
+  const double want = c.launch.value() + 2 * (n - 1) * step + (n - 1) * (adds + (adds - net));
+  EXPECT_NEAR(on_chip.time(8192).time_s * 1e9, want, 1e-2);
+  EXPECT_LT(on_chip.time(8192).time_s, r.time_s / 2);
 }
 
 namespace {
