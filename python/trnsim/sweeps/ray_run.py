@@ -55,7 +55,7 @@ class _DriverRunner:
 
 def run_on_ray(sw, exe: str, todo: list, sink, address: Optional[str], local: Optional[int],
                timing: dict[str, Any]) -> None:
-    """Runs `todo` [(point id, options)] into `sink`; fills timing's ray_start_s and driver_points."""
+    """Runs `todo` [(point id, options)] into `sink`; fills timing's ray_start_s, driver_points and ray_points."""
     queue = collections.deque(todo)
     run_one = lambda pid, p: run_point(exe, sw.command, sw.args, p, pid, sw.timeout_s, sw.env)  # noqa: E731
     helper = _DriverRunner(local or os.cpu_count() or 1, queue, run_one, sink) if address is None else None
