@@ -200,3 +200,26 @@ def test_the_local_ray_is_lean_and_leaves_nothing_running():
     assert not ray.is_initialized()
     for pid in pids:
         assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z"
+
+
+def test_ctrl_c_while_local_ray_starts_stops_the_points_this_process_runs(tmp_path):
+    """The driver runs points while Ray starts: Ctrl-C kills them (they are in flight, not failed)
+    and Ray is stopped once started, instead of waiting for the points to end."""
+    import signal
+    import time
+    import yaml
+    slow = _fake_command(tmp_path, "slow", 'time.sleep(60)\nprint(json.dumps({"kind": "run", "time_s": 1.0}))')
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(yaml.safe_dump({"command": "run", "trnsim": slow, "axes": {"x": [1, 2, 3, 4]}}))
+    out = tmp_path / "r.parquet"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    p = subprocess.Popen([sys.executable, "-m", "trnsim", "sweep", str(spec), "-o", str(out), "--local", "2"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(1.5)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and "sweep interrupted: 0 rows saved" in err and "Traceback" not in err, err
+    assert time.monotonic() - t0 < 30  # not the points' 60 s
+    left = subprocess.run(["pgrep", "-f", slow], capture_output=True, text=True).stdout.split()
+    assert left == []

@@ -10,7 +10,10 @@ full Ray, with a warning.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import threading
 import warnings
 from typing import Any, Optional
 
@@ -48,20 +51,43 @@ def connect(address: Optional[str], cpus: Optional[int]) -> RayCluster:
             msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise ConnectionError(f"--address {address}: cannot connect to the Ray cluster: {msg}") from None
         return RayCluster(started_here=True)
-    n = cpus or os.cpu_count() or 1
+    with _sigint_held() as interrupted:  # a start cut short leaves Ray's processes running
+        cluster = _start_local(cpus or os.cpu_count() or 1)
+    if interrupted:
+        cluster.stop()
+        raise KeyboardInterrupt
+    return cluster
+
+
+def _start_local(n: int) -> RayCluster:
+    import ray
     try:
         node = _start_lean_node(n)
     except Exception as e:  # a Ray other than the pinned one: its internals moved
         warnings.warn(f"sweep: cannot start a lean local Ray ({type(e).__name__}: {e}); starting a full one "
-                      f"with ray.init, which takes longer", stacklevel=2)
+                      f"with ray.init, which takes longer", stacklevel=3)
         ray.init(num_cpus=n, include_dashboard=False, **INIT_KW)
         return RayCluster(started_here=True)
     try:
         ray.init(address=node.address, **INIT_KW)
     except BaseException:
-        node.kill_all_processes(check_alive=False, allow_graceful=False, wait=True)
+        node.kill_all_processes(check_alive=False, allow_graceful=True, wait=True)
         raise
     return RayCluster(node, started_here=True)
+
+
+@contextlib.contextmanager
+def _sigint_held():
+    """Ctrl-C is noted, not raised, inside (in the main thread; elsewhere there is no handler to set)."""
+    got: list[bool] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
+    old = signal.signal(signal.SIGINT, lambda *_: got.append(True))
+    try:
+        yield got
+    finally:
+        signal.signal(signal.SIGINT, old if old is not None else signal.default_int_handler)
 
 
 def _start_lean_node(cpus: int):

@@ -79,16 +79,18 @@ def rows_of_result(result: Any, options: dict[str, Any]) -> list[dict[str, Any]]
 
 
 def run_point(exe: str, command: str, args: list[str], options: dict[str, Any], pid: str,
-              timeout_s: Optional[float] = None, env: Optional[dict[str, str]] = None) -> list[dict[str, Any]]:
+              timeout_s: Optional[float] = None, env: Optional[dict[str, str]] = None,
+              live: Optional[set] = None) -> list[dict[str, Any]]:
     """Runs one point and returns its rows; a failure is one row with status "error" and the error
     (the command's last stderr line), never an exception. `env` values may hold {point_id}.
-    `cpu_s` is the point's own CPU time (user + sys of its process), the same wherever it runs."""
+    `cpu_s` is the point's own CPU time (user + sys of its process), the same wherever it runs.
+    `live`: a set that holds the point's process while it runs (so another thread can kill it)."""
     argv = command_line(exe, command, args, options)
     penv = {**os.environ, **{k: v.replace("{point_id}", pid) for k, v in env.items()}} if env else None
     t0 = time.perf_counter()
     base = {"point_id": pid}
     try:
-        code, out, err, cpu = _run(argv, penv, timeout_s)
+        code, out, err, cpu = _run(argv, penv, timeout_s, live)
     except OSError as e:
         return [{**base, **_opts(options), "status": "error", "error": f"cannot run {exe}: {e}", "wall_s": 0.0}]
     wall = time.perf_counter() - t0
@@ -106,11 +108,13 @@ def run_point(exe: str, command: str, args: list[str], options: dict[str, Any], 
     return [{**base, "status": "ok", "error": None, **r} for r in rows_of_result(result, options)]
 
 
-def _run(argv: list[str], env: Optional[dict[str, str]], timeout_s: Optional[float]):
+def _run(argv: list[str], env: Optional[dict[str, str]], timeout_s: Optional[float], live: Optional[set]):
     """(exit code or None when timed out, stdout, stderr, CPU seconds) of a command. Output goes to
     temporary files and the process is reaped with wait4, which alone reports its own CPU time."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         p = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
+        if live is not None:
+            live.add(p)
         killed = threading.Event()
         timer = threading.Timer(timeout_s, lambda: (killed.set(), p.kill())) if timeout_s else None
         try:
@@ -124,6 +128,8 @@ def _run(argv: list[str], env: Optional[dict[str, str]], timeout_s: Optional[flo
         finally:
             if timer:
                 timer.cancel()
+            if live is not None:
+                live.discard(p)
         p.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
         out.seek(0)
         err.seek(0)

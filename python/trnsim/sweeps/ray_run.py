@@ -24,9 +24,11 @@ WINDOW_PER_CPU = 2  # local tasks in flight per CPU: each busy with one queued b
 class _DriverRunner:
     """`n` threads running points from the shared queue in this process until `halt` (Ray is ready)."""
 
-    def __init__(self, n: int, queue: collections.deque, run: Callable[[str, dict], list[dict]], sink):
+    def __init__(self, n: int, queue: collections.deque, run: Callable[[str, dict, set], list[dict]], sink):
         self.queue, self.run_one, self.sink = queue, run, sink
         self.halt = threading.Event()
+        self.live: set = set()  # the points' processes running now
+        self._interrupted = False
         self.ran = 0
         self._count = threading.Lock()
         self.error: Optional[BaseException] = None
@@ -41,14 +43,21 @@ class _DriverRunner:
                     pid, p = self.queue.popleft()
                 except IndexError:
                     return
-                self.sink.add(self.run_one(pid, p))
+                rows = self.run_one(pid, p, self.live)
+                if self._interrupted:  # killed by Ctrl-C: in flight, not failed (a re-run runs it)
+                    return
+                self.sink.add(rows)
                 with self._count:
                     self.ran += 1
         except BaseException as e:  # re-raised in the caller's thread
             self.error = e
 
-    def stop(self) -> None:
+    def stop(self, interrupted: bool = False) -> None:
         self.halt.set()
+        if interrupted:
+            self._interrupted = True
+            for proc in list(self.live):
+                proc.kill()
         for t in self._threads:
             t.join()
 
@@ -57,17 +66,20 @@ def run_on_ray(sw, exe: str, todo: list, sink, address: Optional[str], local: Op
                timing: dict[str, Any]) -> None:
     """Runs `todo` [(point id, options)] into `sink`; fills timing's ray_start_s, driver_points and ray_points."""
     queue = collections.deque(todo)
-    run_one = lambda pid, p: run_point(exe, sw.command, sw.args, p, pid, sw.timeout_s, sw.env)  # noqa: E731
+    run_one = lambda pid, p, live: run_point(exe, sw.command, sw.args, p, pid, sw.timeout_s, sw.env, live)  # noqa: E731
     helper = _DriverRunner(local or os.cpu_count() or 1, queue, run_one, sink) if address is None else None
     t0 = time.perf_counter()
-    cluster = None
+    cluster, interrupted = None, False
     try:
         cluster = connect(address, local)
         timing["ray_start_s"] = time.perf_counter() - t0
         _dispatch(sw, exe, queue, sink, helper, cluster.cpus)
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
         if helper is not None:
-            helper.stop()
+            helper.stop(interrupted)
             timing["driver_points"] = helper.ran
         timing["ray_points"] = len(todo) - timing.get("driver_points", 0) - len(queue)
         if cluster is not None:
