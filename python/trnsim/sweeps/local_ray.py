@@ -3,7 +3,7 @@
 The local Ray is a head node without the processes a sweep never uses: the autoscaler monitor
 (one node, fixed CPUs; it also ignores SIGTERM, which cost 1 s on every stop), the log monitor
 (worker output is not shown: log_to_driver=False) and the dashboard's API server (job submission,
-state API). On a 2-core machine these were 1.4 CPU-s of a 3 CPU-s start, competing with the
+state API). On a 2-core machine these were 1.0-1.4 CPU-s of a 3 CPU-s start, competing with the
 points. Ray's public `ray.init` cannot leave them out, so the node is started as `ray.init` starts
 it (ray==2.60 is pinned), with those three switched off; if that ever fails, `ray.init` starts a
 full Ray, with a warning.
