@@ -14,8 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -37,6 +39,64 @@ SPECS = {
 }
 
 
+class _HelperCPU(threading.Thread):
+    """CPU seconds of the processes this one starts other than the points (Ray's: GCS, raylet,
+    agents, workers), read from /proc every 0.2 s while a run goes on; the points' own CPU time is
+    exact, in the results' cpu_s column. This thread's own CPU time is left out of the driver's."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.seen: dict[int, float] = {}
+        self.own_s = 0.0
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        while not self.halt.wait(0.2):
+            self._sample()
+        self._sample()
+        self.own_s = time.thread_time()
+
+    def _sample(self) -> None:
+        stats = {}
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    s = f.read()
+            except (OSError, ValueError):
+                continue
+            rest = s[s.rindex(")") + 2:].split()
+            stats[int(d)] = (int(rest[1]), s[s.index("(") + 1:s.rindex(")")], (int(rest[11]) + int(rest[12])) / HZ)
+        tree, front = set(), [os.getpid()]
+        while front:
+            parent = front.pop()
+            kids = [pid for pid, (ppid, _, _) in stats.items() if ppid == parent and pid not in tree]
+            tree.update(kids)
+            front += kids
+        for pid in tree:
+            if stats[pid][1] != "trnsim":  # a point's process: counted exactly in cpu_s
+                self.seen[pid] = stats[pid][2]
+
+
+HZ = os.sysconf("SC_CLK_TCK")
+
+
+def _run(spec: dict, out: Path, local: int, progress: bool) -> dict:
+    load0 = os.getloadavg()[0]
+    helpers = _HelperCPU()
+    helpers.start()
+    me0 = resource.getrusage(resource.RUSAGE_SELF)
+    r = run_sweep(spec, out, local=local, progress=progress)
+    me1 = resource.getrusage(resource.RUSAGE_SELF)
+    helpers.halt.set()
+    helpers.join()
+    points_cpu = query(out, "select sum(cpu_s) from results")[1][0][0]
+    driver = me1.ru_utime + me1.ru_stime - me0.ru_utime - me0.ru_stime - helpers.own_s
+    return {**r, "points_cpu_s": points_cpu, "driver_cpu_s": driver, "ray_cpu_s": sum(helpers.seen.values()),
+            "cpu_s": points_cpu + driver + sum(helpers.seen.values()), "load": [load0, os.getloadavg()[0]]}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--command", choices=sorted(SPECS), default="kernel")
@@ -46,27 +106,38 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         spec = json.loads(json.dumps(SPECS[args.command]).replace("{cache}", str(Path(d) / "seq-cache")))
         spec_ray = json.loads(json.dumps(SPECS[args.command]).replace("{cache}", str(Path(d) / "ray-cache")))
-        load0 = os.getloadavg()
-        seq = run_sweep(spec, Path(d) / "seq.parquet", local=0, progress=not args.json)
-        load1 = os.getloadavg()
-        par = run_sweep(spec_ray, Path(d) / "ray.parquet", local=args.cpus, progress=not args.json)
-        load2 = os.getloadavg()
+        seq = _run(spec, Path(d) / "seq.parquet", 0, not args.json)
+        par = _run(spec_ray, Path(d) / "ray.parquet", args.cpus, not args.json)
         q = "select point_id, coalesce(cast(time_s as varchar), error) v from results order by point_id, v"
         same = query(Path(d) / "seq.parquet", q)[1] == query(Path(d) / "ray.parquet", q)[1]
-    out = {"points": seq["points"], "failed": seq["failed"] + par["failed"], "sequential_s": seq["wall_s"],
-           "ray_s": par["wall_s"], "speedup": seq["wall_s"] / par["wall_s"], "ray_start_s": par["ray_start_s"],
-           "speedup_after_ray_start": seq["wall_s"] / (par["wall_s"] - par["ray_start_s"]), "ray_cpus": args.cpus,
-           "machine_cpus": os.cpu_count(), "identical_results": same,
-           "loadavg_1min": {"before": load0[0], "after_sequential": load1[0], "after_ray": load2[0]}}
+    out = {"points": seq["points"], "failed_per_run": {"sequential": seq["failed"], "ray": par["failed"]},
+           "sequential_s": seq["wall_s"], "ray_s": par["wall_s"], "speedup": seq["wall_s"] / par["wall_s"],
+           "ray_start_s": par["ray_start_s"], "driver_points": par.get("driver_points", 0),
+           "ray_cpus": args.cpus, "machine_cpus": os.cpu_count(), "identical_results": same,
+           # load-independent: CPU time of the points alone (the same work in both runs) and of the
+           # whole run (the driver, the points, and in the Ray run every Ray process)
+           "points_cpu_s": {"sequential": seq["points_cpu_s"], "ray": par["points_cpu_s"]},
+           "run_cpu_s": {"sequential": seq["cpu_s"], "ray": par["cpu_s"]},
+           "driver_cpu_s": {"sequential": seq["driver_cpu_s"], "ray": par["driver_cpu_s"]},
+           "ray_processes_cpu_s": par["ray_cpu_s"],
+           # the speed-up if the Ray run's CPU time were spread perfectly over its CPUs, with no idle
+           # time: an upper bound that the load does not move
+           "cpu_bound_speedup": seq["cpu_s"] / (par["cpu_s"] / min(args.cpus, os.cpu_count())),
+           "loadavg_1min": {"before_sequential": seq["load"][0], "after_sequential": seq["load"][1],
+                            "before_ray": par["load"][0], "after_ray": par["load"][1]}}
     if args.json:
         print(json.dumps(out, indent=2))
     else:
         print(f"{out['points']} points of `trnsim {args.command}`: one after another {seq['wall_s']:.1f} s, "
-              f"local Ray ({args.cpus} CPUs, start included) {par['wall_s']:.1f} s: {out['speedup']:.2f}x; "
-              f"results identical: {same}; failed points: {out['failed']}")
-        print(f"Ray took {par['ray_start_s']:.1f} s to start; after it: {out['speedup_after_ray_start']:.2f}x")
-        print(f"load average (1 min) on this {os.cpu_count()}-core machine: before {load0[0]:.1f}, after the "
-              f"sequential run {load1[0]:.1f}, after the Ray run {load2[0]:.1f}")
+              f"local Ray ({args.cpus} CPUs, start and stop included) {par['wall_s']:.1f} s: {out['speedup']:.2f}x; "
+              f"results identical: {same}; failed points per run: {seq['failed']} and {par['failed']}")
+        print(f"Ray took {par['ray_start_s']:.1f} s to start, while this process ran {out['driver_points']} points")
+        print(f"CPU time: the points {seq['points_cpu_s']:.1f} s and {par['points_cpu_s']:.1f} s; the whole run "
+              f"{seq['cpu_s']:.1f} s and {par['cpu_s']:.1f} s (this process {seq['driver_cpu_s']:.1f} s and {par['driver_cpu_s']:.1f} s, Ray's processes {par['ray_cpu_s']:.1f} s); "
+              f"speed-up bound by CPU time: {out['cpu_bound_speedup']:.2f}x")
+        lo = out["loadavg_1min"]
+        print(f"load average (1 min) on this {os.cpu_count()}-core machine: sequential run {lo['before_sequential']:.1f}"
+              f" -> {lo['after_sequential']:.1f}, Ray run {lo['before_ray']:.1f} -> {lo['after_ray']:.1f}")
     return 0 if same else 1  # failed points (an llm layout that does not fit) are results too, in both runs
 
 

@@ -63,6 +63,7 @@ def test_sweep_on_local_ray_interrupted_resumed_and_queried(tmp_path):
     assert first["ran"] == 2 and first["points"] == 6
     second = run_sweep(spec, out, local=2, progress=False)  # on Ray, skipping what is done
     assert second["skipped"] == 2 and second["ran"] == 4 and second["failed"] == 2
+    assert second["driver_points"] + second["ray_points"] == 4  # this process helps while Ray starts
     cols, rows = query(out, "select op, algorithm, status, size_bytes, time_s, busbw_gbps, error from results "
                             "order by op, algorithm, size_bytes")
     got = [dict(zip(cols, r)) for r in rows]
@@ -118,3 +119,107 @@ def test_ctrl_c_keeps_the_finished_points_and_a_rerun_resumes(tmp_path):
     done = run_sweep(str(spec), out, local=0, progress=False)
     assert done["skipped"] == saved and done["ran"] == 4 - saved and done["failed"] == 0
     assert query(out, "select count(distinct point_id) from results where status = 'ok'")[1][0][0] == 4
+
+
+def _fake_command(tmp_path, name: str, body: str) -> str:
+    """An executable standing in for trnsim: the sweep file's `trnsim:` may name any command."""
+    exe = tmp_path / name
+    exe.write_text(f"#!{sys.executable}\nimport json, sys, time\n{body}\n")
+    exe.chmod(0o755)
+    return str(exe)
+
+
+def test_a_point_reports_its_own_cpu_time_and_times_out(tmp_path):
+    from trnsim.sweeps.point import run_point
+    out = 'print(json.dumps({"kind": "run", "time_s": 1.0}))'
+    busy = _fake_command(tmp_path, "busy", "t = time.process_time()\nwhile time.process_time() - t < 0.4: pass\n" + out)
+    idle = _fake_command(tmp_path, "idle", "time.sleep(0.4)\n" + out)
+    [b] = run_point(busy, "run", [], {"x": 1}, "b")
+    [i] = run_point(idle, "run", [], {"x": 1}, "i")
+    assert b["status"] == i["status"] == "ok" and b["time_s"] == 1.0
+    assert 0.4 <= b["cpu_s"] <= 0.4 + 0.3  # the loop, plus Python's start
+    assert i["cpu_s"] < 0.3 and i["wall_s"] >= 0.4  # sleeping costs wall time, not CPU
+    [t] = run_point(_fake_command(tmp_path, "slow", "time.sleep(30)"), "run", [], {"x": 1}, "t", timeout_s=0.5)
+    assert t["status"] == "error" and t["error"] == "timed out after 0.5 s" and t["wall_s"] < 10
+
+
+def test_ray_task_needs_the_trnsim_command_but_not_its_python_package():
+    """Ray pickles run_point by value: a worker unpickles and runs it without importing trnsim."""
+    from ray import cloudpickle
+    from trnsim.sweeps import point
+    exe = trnsim_cli()
+    cloudpickle.register_pickle_by_value(point)  # as ray_run does before submitting
+    blob = cloudpickle.dumps(point.run_point)
+    code = ("import json, pickle, sys; f = pickle.loads(sys.stdin.buffer.read()); "
+            "rows = f(sys.argv[1], 'collective', [], {'op': 'all-gather', 'system': 'trn2.48xlarge', 'sizes': '1M'}, 'p'); "
+            "print(json.dumps({'imported': sorted(m for m in sys.modules if m.split('.')[0] == 'trnsim'), 'rows': rows}))")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    p = subprocess.run([sys.executable, "-c", code, exe], input=blob, capture_output=True, env=env, check=True)
+    got = json.loads(p.stdout)
+    ref = json.loads(subprocess.run([exe, "collective", "--op", "all-gather", "--system", "trn2.48xlarge", "--sizes",
+                                     "1M", "--json"], capture_output=True, text=True, check=True).stdout)
+    assert got["imported"] == []
+    assert [r["time_s"] for r in got["rows"]] == [r["time_s"] for r in ref] and got["rows"][0]["status"] == "ok"
+
+
+def test_rows_are_written_at_once_then_in_batches():
+    from trnsim.progress import Progress
+    from trnsim.sweeps.runner import _Sink
+
+    class Store:
+        parts: list = []
+
+        def append(self, rows):
+            self.parts.append(len(rows))
+
+    store = Store()
+    sink = _Sink(store, Progress("t", quiet=True))
+    for i in range(4):  # within microseconds: the first is written at once, the rest wait for the next flush
+        sink.add([{"point_id": str(i), "status": "ok" if i else "error"}])
+    assert store.parts == [1]
+    sink.flush()
+    assert store.parts == [1, 3] and sink.failed == 1
+
+
+def test_the_local_ray_is_lean_and_leaves_nothing_running():
+    """The in-process Ray has no autoscaler monitor, log monitor or dashboard (a Ray upgrade that
+    moves Ray's internals falls back to ray.init with a warning, and fails this test)."""
+    import ray
+    from trnsim.sweeps.local_ray import connect
+    if ray.is_initialized():
+        pytest.skip("a Ray is already connected in this process")
+    c = connect(None, 1)
+    try:
+        kinds = set(c._node.all_processes)
+        pids = [info.process.pid for infos in c._node.all_processes.values() for info in infos]
+        assert c.lean and c.cpus == 1
+        assert {"gcs_server", "raylet"} <= kinds and not kinds & {"monitor", "log_monitor", "dashboard"}
+        assert ray.get(ray.remote(lambda: 6 * 7).remote()) == 42
+    finally:
+        c.stop()
+    assert not ray.is_initialized()
+    for pid in pids:
+        assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z"
+
+
+def test_ctrl_c_while_local_ray_starts_stops_the_points_this_process_runs(tmp_path):
+    """The driver runs points while Ray starts: Ctrl-C kills them (they are in flight, not failed)
+    and Ray is stopped once started, instead of waiting for the points to end."""
+    import signal
+    import time
+    import yaml
+    slow = _fake_command(tmp_path, "slow", 'time.sleep(60)\nprint(json.dumps({"kind": "run", "time_s": 1.0}))')
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(yaml.safe_dump({"command": "run", "trnsim": slow, "axes": {"x": [1, 2, 3, 4]}}))
+    out = tmp_path / "r.parquet"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    p = subprocess.Popen([sys.executable, "-m", "trnsim", "sweep", str(spec), "-o", str(out), "--local", "2"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(1.5)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and "sweep interrupted: 0 rows saved" in err and "Traceback" not in err, err
+    assert time.monotonic() - t0 < 30  # not the points' 60 s
+    left = subprocess.run(["pgrep", "-f", slow], capture_output=True, text=True).stdout.split()
+    assert left == []

@@ -8,6 +8,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -77,30 +79,62 @@ def rows_of_result(result: Any, options: dict[str, Any]) -> list[dict[str, Any]]
 
 
 def run_point(exe: str, command: str, args: list[str], options: dict[str, Any], pid: str,
-              timeout_s: Optional[float] = None, env: Optional[dict[str, str]] = None) -> list[dict[str, Any]]:
+              timeout_s: Optional[float] = None, env: Optional[dict[str, str]] = None,
+              live: Optional[set] = None) -> list[dict[str, Any]]:
     """Runs one point and returns its rows; a failure is one row with status "error" and the error
-    (the command's last stderr line), never an exception. `env` values may hold {point_id}."""
+    (the command's last stderr line), never an exception. `env` values may hold {point_id}.
+    `cpu_s` is the point's own CPU time (user + sys of its process), the same wherever it runs.
+    `live`: a set that holds the point's process while it runs (so another thread can kill it)."""
     argv = command_line(exe, command, args, options)
     penv = {**os.environ, **{k: v.replace("{point_id}", pid) for k, v in env.items()}} if env else None
     t0 = time.perf_counter()
     base = {"point_id": pid}
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, env=penv)
-    except subprocess.TimeoutExpired:
-        return [{**base, **_opts(options), "status": "error", "error": f"timed out after {timeout_s} s",
-                 "wall_s": time.perf_counter() - t0}]
+        code, out, err, cpu = _run(argv, penv, timeout_s, live)
     except OSError as e:
         return [{**base, **_opts(options), "status": "error", "error": f"cannot run {exe}: {e}", "wall_s": 0.0}]
     wall = time.perf_counter() - t0
-    if p.returncode != 0:
-        lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
-        err = lines[-1] if lines else f"exit status {p.returncode}"
-        return [{**base, **_opts(options), "status": "error", "error": err, "wall_s": wall}]
+    base.update(wall_s=wall, cpu_s=cpu)
+    if code is None:
+        return [{**base, **_opts(options), "status": "error", "error": f"timed out after {timeout_s} s"}]
+    if code != 0:
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        msg = lines[-1] if lines else f"exit status {code}"
+        return [{**base, **_opts(options), "status": "error", "error": msg}]
     try:
-        result = json.loads(p.stdout)
+        result = json.loads(out)
     except json.JSONDecodeError as e:
-        return [{**base, **_opts(options), "status": "error", "error": f"output is not JSON: {e}", "wall_s": wall}]
-    return [{**base, "status": "ok", "error": None, "wall_s": wall, **r} for r in rows_of_result(result, options)]
+        return [{**base, **_opts(options), "status": "error", "error": f"output is not JSON: {e}"}]
+    return [{**base, "status": "ok", "error": None, **r} for r in rows_of_result(result, options)]
+
+
+def _run(argv: list[str], env: Optional[dict[str, str]], timeout_s: Optional[float], live: Optional[set]):
+    """(exit code or None when timed out, stdout, stderr, CPU seconds) of a command. Output goes to
+    temporary files and the process is reaped with wait4, which alone reports its own CPU time."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
+        if live is not None:
+            live.add(p)
+        killed = threading.Event()
+        timer = threading.Timer(timeout_s, lambda: (killed.set(), p.kill())) if timeout_s else None
+        try:
+            if timer:
+                timer.start()
+            _, status, ru = os.wait4(p.pid, 0)
+        except BaseException:  # Ctrl-C: the point's process goes too, as with subprocess.run
+            p.kill()
+            p.wait()
+            raise
+        finally:
+            if timer:
+                timer.cancel()
+            if live is not None:
+                live.discard(p)
+        p.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+        out.seek(0)
+        err.seek(0)
+        text = (out.read().decode(errors="replace"), err.read().decode(errors="replace"))
+    return (None if killed.is_set() else p.returncode), *text, ru.ru_utime + ru.ru_stime
 
 
 def _opts(options: dict[str, Any]) -> dict[str, Any]:

@@ -4,14 +4,17 @@ process (`local=0`, the benchmark's baseline)."""
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any, Optional, Union
 
 from trnsim.progress import Progress
-from trnsim.sweeps.point import _opts, find_trnsim, run_point
+from trnsim.sweeps.point import find_trnsim, run_point
+from trnsim.sweeps.ray_run import run_on_ray
 from trnsim.sweeps.spec import Sweep, parse_spec, point_id
 from trnsim.sweeps.store import SweepStore
+
 
 class SweepInterrupted(Exception):
     """Ctrl-C during a sweep: the finished points are saved, the message says how to resume."""
@@ -20,9 +23,36 @@ class SweepInterrupted(Exception):
 FLUSH_EVERY_S = 2.0  # at most this long between part files, so an interruption loses little
 
 
-def _stamp(rows: list[dict]) -> list[dict]:
-    ns = time.time_ns()
-    return [{**r, "finished_ns": ns} for r in rows]
+class _Sink:
+    """Finished points' rows, stamped, counted and written to the store: the first at once (the
+    output appears), then at most every FLUSH_EVERY_S (a part file is 4 ms of the driver's CPU, a
+    tenth of a small point). Thread-safe: the driver's runner and the Ray loop both add."""
+
+    def __init__(self, store: SweepStore, prog: Progress):
+        self.store, self.prog = store, prog
+        self.failed = 0
+        self._buf: list[dict] = []
+        self._last = -float("inf")
+        self._lock = threading.Lock()
+
+    def add(self, rows: list[dict]) -> None:
+        ns = time.time_ns()
+        with self._lock:
+            self._buf += [{**r, "finished_ns": ns} for r in rows]
+            self.failed += rows[0]["status"] != "ok"
+            self.prog.advance()
+            if time.monotonic() - self._last >= FLUSH_EVERY_S:
+                self._flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._buf:
+            self.store.append(self._buf)
+            self._buf = []
+        self._last = time.monotonic()
 
 
 def run_sweep(spec: Union[str, os.PathLike, dict, Sweep], output: Union[str, os.PathLike] = "results.parquet", *,
@@ -44,67 +74,23 @@ def run_sweep(spec: Union[str, os.PathLike, dict, Sweep], output: Union[str, os.
     if limit is not None:
         todo = todo[:limit]
     t0 = time.perf_counter()
-    failed = 0
-    timing: dict[str, float] = {"ray_start_s": 0.0}
-    try:
-        with Progress("sweep", total=len(todo), quiet=not progress) as prog:
+    timing: dict[str, Any] = {"ray_start_s": 0.0}
+    with Progress("sweep", total=len(todo), quiet=not progress) as prog:
+        sink = _Sink(store, prog)
+        try:
             if local == 0 and address is None:
                 for pid, p in todo:
-                    rows = _stamp(run_point(exe, sw.command, sw.args, p, pid, sw.timeout_s, sw.env))
-                    failed += rows[0]["status"] != "ok"
-                    store.append(rows)
-                    prog.advance()
+                    sink.add(run_point(exe, sw.command, sw.args, p, pid, sw.timeout_s, sw.env))
             else:
-                failed = _run_on_ray(sw, exe, todo, store, prog, address, local, timing)
-    except KeyboardInterrupt:
-        table = store.merge()  # what finished is kept; a re-run resumes from it
-        raise SweepInterrupted(f"sweep interrupted: {table.num_rows} rows saved in {output}; run the same command "
-                               f"again to resume") from None
-    wall = time.perf_counter() - t0
+                run_on_ray(sw, exe, todo, sink, address, local, timing)
+        except KeyboardInterrupt:
+            sink.flush()
+            table = store.merge()  # what finished is kept; a re-run resumes from it
+            raise SweepInterrupted(f"sweep interrupted: {table.num_rows} rows saved in {output}; run the same "
+                                   f"command again to resume") from None
+        sink.flush()
     table = store.merge()
+    wall = time.perf_counter() - t0
     return {"points": len(points), "skipped": sum(1 for pid, _ in points if pid in done),
-            "ran": len(todo), "failed": failed, "rows": table.num_rows, "wall_s": wall, **timing, "output": str(Path(output))}
-
-
-def _run_on_ray(sw: Sweep, exe: str, todo, store: SweepStore, prog: Progress, address, local,
-                timing: dict[str, float]) -> int:
-    t0 = time.perf_counter()
-    import ray
-    started_here = False
-    if not ray.is_initialized():
-        kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
-        if address:
-            try:
-                ray.init(address=address, **kw)
-            except Exception as e:  # ray raises ConnectionError, ValueError, RuntimeError, ...
-                msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-                raise ConnectionError(f"--address {address}: cannot connect to the Ray cluster: {msg}") from None
-        else:
-            ray.init(num_cpus=local or os.cpu_count(), **kw)
-        started_here = True
-    timing["ray_start_s"] = time.perf_counter() - t0
-    task = ray.remote(num_cpus=1, max_retries=0)(run_point)
-    failed = 0
-    buf: list[dict] = []
-    try:
-        pending = {task.remote(exe, sw.command, sw.args, p, pid, sw.timeout_s, sw.env): (pid, p) for pid, p in todo}
-        last = time.monotonic()
-        while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1, timeout=FLUSH_EVERY_S)
-            for ref in ready:
-                pid, p = pending.pop(ref)
-                try:
-                    rows = ray.get(ref)
-                except Exception as e:  # a worker lost, not a failed point: record it, go on
-                    rows = [{"point_id": pid, **_opts(p), "status": "error", "error": f"ray: {type(e).__name__}: {e}"}]
-                failed += rows[0]["status"] != "ok"
-                buf += _stamp(rows)
-                prog.advance()
-            if buf and (time.monotonic() - last >= FLUSH_EVERY_S or not pending):
-                store.append(buf)
-                buf, last = [], time.monotonic()
-    finally:
-        store.append(buf)  # an interruption keeps what had finished
-        if started_here:
-            ray.shutdown()
-    return failed
+            "ran": len(todo), "failed": sink.failed, "rows": table.num_rows, "wall_s": wall, **timing,
+            "output": str(Path(output))}
