@@ -230,6 +230,7 @@ TEST(TensorParallel, TimingSharesAndSequentialDependency) {
   // The per-rank compute is smaller than one logical core's (the MatMuls are split).
   compiler::CompileOptions one_lnc;
   one_lnc.cores = hw::default_lnc(trn2_system().chip);
+  one_lnc.fuse_qkv = false;  // as the tensor-parallel compile (its projections split by heads)
   auto cm = compiler::compile(compiler::import_onnx_bytes(m.bytes()), trn2_system().chip, one_lnc);
   // Both node by node (the tensor-parallel runtime schedules its kernels itself, without overlap).
   const Report single = LoadedModel(cm, trn2_system().chip, /*overlap=*/false).run({}, core::Mode::Timing).report;
