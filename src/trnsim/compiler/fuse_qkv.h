@@ -5,7 +5,7 @@
 // element offset per operand, row strides tripled). One matmul of three times the width keeps
 // TensorE busier (longer moving streams per stationary load, one fill and drain instead of
 // three, A loaded and transposed once), as the Neuron compiler and NKI kernels fuse them.
-// Every output element is the same sum in the same order: results are bit-identical.
+// Every output element is the same sum in the same K order as in the separate projections.
 #pragma once
 #include "trnsim/compiler/ir.h"
 
