@@ -129,7 +129,8 @@ def test_qkv_projections_fuse_into_one_matmul():
     # Q, K, V projections of one input (with biases) feed one attention: one MatMul by the
     # [E, 3E] weight, the attention reading column ranges of its output (fuse_qkv.h). Values
     # against onnxruntime under both policies; the per-op report has one projection MatMul.
-    B, S, H, D = 2, 16, 2, 8
+    # 2 x 80 tokens: more than one 128-row tile (one tile keeps the projections apart).
+    B, S, H, D = 2, 80, 2, 8
     E = H * D
     nodes = []
     for r in "qkv":
