@@ -53,7 +53,7 @@ struct Compiled {
 std::unique_ptr<Compiled> compile_onnx(const nb::bytes& model, bool is_path, const std::string& chip, const std::string& dtype,
                                        std::optional<int64_t> batch, const std::map<std::string, int64_t>& dims,
                                        const std::map<std::string, std::vector<int64_t>>& shapes, bool keep_ir, int cores, int lnc,
-                                       bool timing_only) {
+                                       bool timing_only, bool overlap) {
   std::string data(model.c_str(), model.size());
   compiler::Graph g;
   hw::ChipSpec spec;
@@ -76,7 +76,7 @@ std::unique_ptr<Compiled> compile_onnx(const nb::bytes& model, bool is_path, con
     nb::gil_scoped_release release;
     c->model = compiler::compile(std::move(g), c->chip, opt);
   }
-  c->loaded = std::make_unique<runtime::LoadedModel>(c->model, c->chip);
+  c->loaded = std::make_unique<runtime::LoadedModel>(c->model, c->chip, overlap);
   return c;
 }
 
@@ -160,7 +160,9 @@ void bind(nb::module_& root) {
         "Loads a program saved by Compiled.save or `trnsim compile -o`");
   m.def("compile_onnx", &compile_onnx, nb::arg("model"), nb::arg("is_path"), nb::arg("chip"), nb::arg("dtype"), nb::arg("batch").none(),
         nb::arg("dims"), nb::arg("shapes"), nb::arg("keep_ir"), nb::arg("cores") = 0, nb::arg("lnc") = 0, nb::arg("timing_only") = false,
-        "Imports an ONNX model (bytes, or a path when is_path) and compiles it for a chip");
+        nb::arg("overlap") = true,
+        "Imports an ONNX model (bytes, or a path when is_path) and compiles it for a chip (overlap=False: a barrier "
+        "between nodes instead of per-instruction dependencies)");
 }
 
 bindings::Register reg{60, bind};

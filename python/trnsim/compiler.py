@@ -58,12 +58,14 @@ class CompiledModel:
     """A model compiled for one chip and dtype policy. See the module docstring."""
 
     def __init__(self, model: Any, chip: str = "trn2", dtype: str = "fp32", mode: str = "functional",
-                 batch: Optional[int] = None, dims: Optional[Mapping[str, int]] = None, cores: int = 0, lnc: int = 0):
+                 batch: Optional[int] = None, dims: Optional[Mapping[str, int]] = None, cores: int = 0, lnc: int = 0,
+                 overlap: bool = True):
         if mode not in _MODES:
             raise _core.UnsupportedError(f"unsupported: mode '{mode}' (expected functional or timing)")
         self._src, self._is_path = _model_source(model)
         self.chip, self.dtype, self.mode, self.batch = chip, dtype, mode, batch
         self.cores, self.lnc = int(cores), int(lnc)  # logical NeuronCores, and their size (0: the chip's)
+        self.overlap = bool(overlap)  # False: nodes one after another (no cross-node dependencies)
         self._dims = dict(dims or {})
         self._cache: Dict[tuple, Any] = {}
         self._spec: List[str] = []  # graph inputs specialised on their values
@@ -97,6 +99,7 @@ class CompiledModel:
         self._src, self._is_path, self._proto, self._all_inputs = None, False, None, None
         self.chip, self.dtype, self.mode, self.batch = c.chip, c.dtype, mode, None
         self._dims, self._cache, self._spec = {}, {}, []
+        self.overlap = True
         self._c = self._last = c
         self._last_spec = {}
         self._report = {"compile_time_s": c.compile_time_s}
@@ -220,7 +223,7 @@ class CompiledModel:
             try:
                 c = _c.compile_onnx(src, is_path, self.chip, self.dtype, self.batch, self._dims,
                                     {k: list(v) for k, v in shapes.items() if k not in vals}, True,
-                                    self.cores, self.lnc, self.mode == "timing")
+                                    self.cores, self.lnc, self.mode == "timing", self.overlap)
             except _core.UnsupportedError as e:
                 if self._note_specialisation(e) and all(n in values for n in self._spec):
                     continue  # another input to specialise on: compile again with it bound
@@ -360,11 +363,14 @@ def supported_ops() -> List[str]:
 
 def compile_onnx(model: Any, chip: str = "trn2", dtype: str = "fp32", mode: str = "functional",
                  batch: Optional[int] = None, dims: Optional[Mapping[str, int]] = None, cores: int = 0,
-                 lnc: int = 0) -> CompiledModel:
+                 lnc: int = 0, overlap: bool = True) -> CompiledModel:
     """Imports and compiles an ONNX model (path, serialized bytes or onnx.ModelProto) for a chip
     preset (trn1, inf2, trn2, trn3) or chip YAML file. dtype: fp32 | bf16 (bf16 matmul inputs,
     fp32 accumulation) | fp8. batch: size of symbolic leading axes; dims: other symbolic axes.
     cores: logical NeuronCores to split each node across (0: all); lnc: physical cores per
     logical core (0: the chip's default, 2 on trn2/trn3), as `trnsim run --cores --lnc`.
-    mode="timing" compiles without weight values (shapes and types only)."""
-    return CompiledModel(model, chip=chip, dtype=dtype, mode=mode, batch=batch, dims=dims, cores=cores, lnc=lnc)
+    mode="timing" compiles without weight values (shapes and types only). overlap=False runs the
+    nodes one after another (a barrier between nodes) instead of with per-instruction
+    dependencies (runtime/dependency_link.h); the values are the same."""
+    return CompiledModel(model, chip=chip, dtype=dtype, mode=mode, batch=batch, dims=dims, cores=cores, lnc=lnc,
+                         overlap=overlap)

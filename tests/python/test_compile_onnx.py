@@ -125,6 +125,35 @@ def test_attention_shaped_block():
     check(m, {"x": rand(B, S, E)})
 
 
+def test_qkv_projections_fuse_into_one_matmul():
+    # Q, K, V projections of one input (with biases) feed one attention: one MatMul by the
+    # [E, 3E] weight, the attention reading column ranges of its output (fuse_qkv.h). Values
+    # against onnxruntime under both policies; the per-op report has one projection MatMul.
+    # 2 x 80 tokens: more than one 128-row tile (one tile keeps the projections apart).
+    B, S, H, D = 2, 80, 2, 8
+    E = H * D
+    nodes = []
+    for r in "qkv":
+        nodes += [h.make_node("MatMul", ["x", f"W{r}"], [f"{r}m"], name=f"{r}_proj"), h.make_node("Add", [f"{r}m", f"b{r}"], [r]),
+                  h.make_node("Reshape", [r, "heads"], [f"{r}4"])]
+    nodes += [h.make_node("Transpose", ["q4"], ["qh"], perm=[0, 2, 1, 3]), h.make_node("Transpose", ["k4"], ["kt"], perm=[0, 2, 3, 1]),
+              h.make_node("Transpose", ["v4"], ["vh"], perm=[0, 2, 1, 3]),
+              h.make_node("MatMul", ["qh", "kt"], ["s"]), h.make_node("Div", ["s", "scale"], ["ss"]),
+              h.make_node("Softmax", ["ss"], ["p"], axis=-1),
+              h.make_node("MatMul", ["p", "vh"], ["o4"]), h.make_node("Transpose", ["o4"], ["ot"], perm=[0, 2, 1, 3]),
+              h.make_node("Reshape", ["ot", "flat"], ["y"])]
+    inits = [init("heads", np.array([B, S, H, D], np.int64)), init("flat", np.array([B, S, E], np.int64)),
+             init("scale", np.array(np.sqrt(D), np.float32))]
+    for r in "qkv":
+        inits += [init(f"W{r}", rand(E, E) * 0.3), init(f"b{r}", rand(E) * 0.1)]
+    m = model(nodes, [vi("x", [B, S, E])], [vi("y", [B, S, E])], inits)
+    feeds = {"x": rand(B, S, E)}
+    for dtype in ("fp32", "bf16"):
+        cm = check(m, feeds, dtype=dtype)
+        mms = [o for o in cm.report["ops"] if o["op"] == "MatMul"]
+        assert len(mms) == 1 and mms[0]["name"] == "q_proj" and {"k_proj", "v_proj"} <= set(mms[0]["fused"]), mms
+
+
 def test_embedding_gather_and_shape_subgraph():
     # ids -> embedding rows (run-time indices), plus a Shape -> Gather -> Unsqueeze -> Concat ->
     # Reshape chain as PyTorch's exporter writes it, Where/Equal/Expand/Slice/Concat/Cast.

@@ -107,7 +107,9 @@ CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& o
       throw ConfigError(fmt::format("--cores {}: {} has {} NeuronCores", opt.cores, chip.name, chip.neuron_cores));
     st.cores = opt.cores == 0 ? chip.neuron_cores : opt.cores;
     std::vector<std::string_view> back;
-    if (opt.fuse) back = {"attention-fusion", "gelu-fusion", "fusion", "elementwise-fusion"};
+    if (opt.fuse) back = {"attention-fusion", "gelu-fusion", "fusion"};
+    if (opt.fuse && opt.fuse_qkv) back.push_back("qkv-fusion");
+    if (opt.fuse) back.push_back("elementwise-fusion");
     for (auto p : {"dead-code", "core-split", "operand-storage", "sbuf-placement", "memory-planning", "lowering"}) back.push_back(p);
     run_passes(st, back, &cm.passes);
   } catch (const ShapeError& e) {

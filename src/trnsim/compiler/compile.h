@@ -19,6 +19,7 @@ struct CompileOptions {
   std::map<std::string, int64_t> dims;        // other symbolic axes by name
   std::map<std::string, Shape> input_shapes;  // exact input shapes (win over the above)
   bool fuse = true;                           // attention and epilogue fusion
+  bool fuse_qkv = true;                       // with fuse: Q/K/V projections as one MatMul (fuse_qkv.h)
   int cores = 0;                              // NeuronCores to split nodes across; 0 = all of the chip's
   bool keep_ir = false;                       // keep each pass's IR dump (for --dump-ir)
   QuantizeOptions quant;                      // weight quantisation / 4:16 sparsity (quantize.h)

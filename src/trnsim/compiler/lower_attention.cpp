@@ -11,12 +11,13 @@ namespace trnsim::compiler {
 namespace {
 
 kernels::AttentionOperand operand(LowerCtx& ctx, const std::string& tensor, const Shape& batch,
-                                  const std::vector<int64_t>& strides) {
+                                  const std::vector<int64_t>& strides, int64_t offset = 0) {
   if (strides.size() != batch.size() + 2)
     throw ShapeError(fmt::format("node '{}': FusedAttention strides {} do not match batch rank {}", ctx.n.name,
                                  strides.size(), batch.size()));
   kernels::AttentionOperand o;
   o.tensor = ctx.hbm(tensor);
+  o.offset = offset;  // elements: a column range of fused projections (fuse_qkv.h)
   o.head_shape = batch;
   o.head_strides.assign(strides.begin(), strides.end() - 2);
   o.row_stride = strides[strides.size() - 2];
@@ -40,9 +41,9 @@ void lower_attention(LowerCtx& ctx) {
   // TensorE operands in the policy's dtype; fp8 policy keeps attention in bf16 (P in fp8 would
   // cost far more accuracy than the unfused fp8 matmuls, whose softmax stays fp32).
   s.dtype = ctx.matmul_dtype == DType::F32 ? DType::F32 : DType::BF16;
-  s.q = operand(ctx, n.inputs[0], batch, n.ints("q_strides"));
-  s.k = operand(ctx, n.inputs[1], batch, n.ints("k_strides"));
-  s.v = operand(ctx, n.inputs[2], batch, n.ints("v_strides"));
+  s.q = operand(ctx, n.inputs[0], batch, n.ints("q_strides"), n.i("q_offset", 0));
+  s.k = operand(ctx, n.inputs[1], batch, n.ints("k_strides"), n.i("k_offset", 0));
+  s.v = operand(ctx, n.inputs[2], batch, n.ints("v_strides"), n.i("v_offset", 0));
   if (n.inputs.size() > 3 && !n.inputs[3].empty()) s.mask = operand(ctx, n.inputs[3], batch, n.ints("mask_strides"));
   s.out = operand(ctx, n.outputs[0], batch, n.ints("out_strides"));
   // Heads are independent: each core computes a contiguous share of them.

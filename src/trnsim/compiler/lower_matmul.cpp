@@ -119,7 +119,12 @@ struct Budget {
   int stream_depth = 4;      // B tiles in flight when streaming
   bool resident_b = false;   // the core's whole share of a weight B stays in SBUF, loaded once
   int64_t b_blocks = 0;      // blocks of B held when resident
+  bool ws = false;           // streamed B read once per group of row tiles (weight-stationary)
 };
+
+// Weight-stationary streaming accumulates a group's row tiles at once: at most this many PSUM
+// banks (of eight), leaving the rest to the A^T transposes and the next block.
+constexpr int64_t kWsBanks = 4;
 
 // Whether the first epilogue op can read the PSUM accumulator directly: a plain ALU op with
 // its operand, or a ScalarE activation (not an integer op, not one that needs GpSimd).
@@ -209,6 +214,24 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
       b.group = 1;
     }
   }
+  // A streamed weight too big to stay resident (RoBERTa-large's 4096 x 1024 FFN-out: 8 MiB) was
+  // read once per row tile. Weight-stationary instead: the A^T of a group of row tiles stays in
+  // SBUF, each K tile of a 512-column block is loaded once and every row tile of the group
+  // accumulates through it in its own PSUM bank, so the weight is read once per group.
+  if (b.stream_b && !b.resident_b && j.b_per_batch && row_tiles > 1) {
+    const int64_t bn_ws = std::min<int64_t>(kTileN, max_cols);
+    const int64_t f32_per_col = 4 * (f32_rings + (row_operands ? 2 : 0));
+    const int depth = static_cast<int>(std::min<int64_t>(8, 2 * ks));
+    const int64_t avail = free - depth * bn_ws * eb - f32_per_col * bn_ws - raw;
+    const int64_t g = std::min<int64_t>({row_tiles, kWsBanks, avail / row_cost - 1});
+    if (g >= 2) {
+      b.ws = true;
+      b.block_n = bn_ws;
+      b.stream_depth = depth;
+      b.cache = true;
+      b.group = g;
+    }
+  }
   return b;
 }
 
@@ -292,7 +315,8 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     // Streaming accumulates every 512-column bank of a block at once (one B load per K tile
     // feeds them all): as many banks plus two, so the next block starts under the evacuation.
     const int64_t banks = (bn + kTileN - 1) / kTileN;
-    TileRing acc(kb, isa::Space::PSUM, {128, std::min(j.n, kTileN)}, DType::F32, bud.stream_b ? static_cast<int>(banks + 2) : 4,
+    TileRing acc(kb, isa::Space::PSUM, {128, std::min(j.n, kTileN)}, DType::F32,
+                 bud.ws ? static_cast<int>(bud.group * banks + 2) : bud.stream_b ? static_cast<int>(banks + 2) : 4,
                  ctx.n.name + ".acc");
     // Results wait for their store DMA (~2 us): four in flight keep the evacuations going.
     TileRing res(kb, isa::Space::SBUF, {128, bn}, DType::F32, j.ln >= 0 ? 1 : 4, ctx.n.name + ".result");
@@ -437,7 +461,9 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       // A group's A^T tiles are built row by row, one row ahead of that row's first matmuls,
       // so that TensorE starts on row 0 while the later rows' A still loads.
       bool lazy = false;
-      if (bud.cache) {
+      if (bud.ws) {
+        load_group(g0, g1, cached);  // every row tile's A^T before the first weight block
+      } else if (bud.cache) {
         if (ahead && next_g0 == g0) cached = std::move(next_cached);
         else if (ahead) load_group(g0, g1, cached);
         else lazy = true;
@@ -472,6 +498,18 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
             kb.load(shared[e], ctx.view(j.epilogue[e].second, pe[e], 0, bi, {0, shared[e].partitions()}, cb), {.queue = kQueueOperand});
             if (bud.resident_b) resident_rows[{e, cb.begin}] = shared[e];
           }
+        // Weight-stationary: one load of B[kt, block] per K tile for the whole group, each row
+        // tile accumulating in its own bank (the same K order per element as row by row).
+        std::vector<View> ws_acc;
+        if (bud.ws) {
+          for (int64_t r = g0; r < g1; ++r) ws_acc.push_back(kernels::corner(acc.next(), pieces[static_cast<size_t>(r)].mt.size, cb.size));
+          for (int64_t ki = 0; ki < nks; ++ki) {
+            const Span& kt = ks[static_cast<size_t>(ki)];
+            const View m = load_b(kt, cb);
+            for (int64_t r = g0; r < g1; ++r)
+              kb.matmul(ws_acc[static_cast<size_t>(r - g0)], cached[static_cast<size_t>(r - g0)][static_cast<size_t>(ki)], m, ki == 0, ki + 1 == nks);
+          }
+        }
         for (int64_t r = g0; r < g1; ++r) {
           const Span mt = pieces[static_cast<size_t>(r)].mt;
           const int64_t rb = pieces[static_cast<size_t>(r)].bi;  // this row tile's batch index
@@ -482,7 +520,9 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
           View& row = rows_v[static_cast<size_t>(r - g0)];
           if (j.ln >= 0 && cbl.begin == 0) row = kernels::corner(rowbuf->next(), mt.size, head.cols.size);
           View out = j.ln >= 0 ? row.slice({{0, mt.size}, {cbl.begin, cbl.end()}}) : kernels::corner(res.next(), mt.size, cb.size);
-          if (bud.stream_b) {
+          if (bud.ws) {
+            kb.activation(out, ws_acc[static_cast<size_t>(r - g0)], ActFunc::Copy);
+          } else if (bud.stream_b) {
             // One load of B[kt, block] per K tile, read by every bank's accumulation.
             const auto subs = kernels::split(cb.size, kTileN);
             std::vector<View> ps;

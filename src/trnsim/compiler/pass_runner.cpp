@@ -15,6 +15,7 @@
 #include "trnsim/compiler/memory_plan.h"
 #include "trnsim/compiler/operand_storage.h"
 #include "trnsim/compiler/quantize.h"
+#include "trnsim/compiler/fuse_qkv.h"
 #include "trnsim/compiler/sbuf_placement.h"
 #include "trnsim/compiler/shape_inference.h"
 
@@ -31,6 +32,7 @@ const std::vector<Pass>& compiler_passes() {
       {"attention-fusion", true, [](PassState& s) { fuse_attention(s.g); }},
       {"gelu-fusion", true, [](PassState& s) { fuse_gelu(s.g); }},
       {"fusion", true, [](PassState& s) { fuse_epilogues(s.g); }},
+      {"qkv-fusion", true, [](PassState& s) { fuse_qkv(s.g); }},
       {"elementwise-fusion", true, [](PassState& s) { fuse_elementwise(s.g); }},
       {"dead-code", true, [](PassState& s) { eliminate_dead_code(s.g); }},
       {"core-split", true, [](PassState& s) { split_across_cores(s.g, s.cores); }},

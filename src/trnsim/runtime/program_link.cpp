@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <set>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "trnsim/common/error.h"
+#include "trnsim/runtime/dependency_link.h"
 
 namespace trnsim::runtime {
 
@@ -34,39 +36,6 @@ void for_each_ap(isa::Op& op, F&& f) {
       if (x.has_accum) f(x.accum);
     }
   }, op);
-}
-
-struct Interval {
-  int64_t lo, hi;
-};
-
-// SBUF bytes (per partition, any partition) each core of a kernel touches, merged.
-std::vector<std::vector<Interval>> sbuf_footprint(const isa::Program& p) {
-  std::vector<std::vector<Interval>> out(p.cores.size());
-  for (size_t c = 0; c < p.cores.size(); ++c) {
-    std::vector<Interval> v;
-    auto add = [&](const std::vector<Instruction>& s) {
-      for (Instruction ins : s)
-        for_each_ap(ins.op, [&](AccessPattern& a) {
-          if (a.space != isa::Space::SBUF) return;
-          auto [lo, hi] = a.byte_extent();
-          v.push_back({lo, hi});
-        });
-    };
-    for (const auto& s : p.cores[c].engines) add(s);
-    for (const auto& s : p.cores[c].dma_queues) add(s);
-    std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.lo < b.lo; });
-    for (const Interval& i : v) {
-      if (!out[c].empty() && i.lo <= out[c].back().hi) out[c].back().hi = std::max(out[c].back().hi, i.hi);
-      else out[c].push_back(i);
-    }
-  }
-  return out;
-}
-
-bool touches(const std::vector<std::vector<Interval>>& fp, size_t core, Interval x) {
-  if (core >= fp.size()) return false;
-  return std::any_of(fp[core].begin(), fp[core].end(), [&](const Interval& i) { return i.lo < x.hi && x.lo < i.hi; });
 }
 
 Instruction nop() { return Instruction{isa::Nop{}, {}}; }
@@ -112,9 +81,9 @@ LinkedModel link_segments(const compiler::CompiledModel& cm, bool prefetch) {
   P.cores.resize(cores);
   for (auto& c : P.cores) c.dma_queues.resize(queues);
 
-  std::vector<std::vector<Interval>> prev_fp;  // SBUF footprint of the previous kernel
-  int64_t prev_barrier = -1, prev2_barrier = -1;  // barrier semaphores of kernels s-1, s-2
-  uint32_t prev_streams = 0, prev2_streams = 0;
+  DependencyLinker linker(lm);
+  int64_t prev_barrier = -1;  // barrier semaphore of the previous kernel (prefetch = false)
+  uint32_t prev_streams = 0;
   for (size_t si = 0; si < cm.segments.size(); ++si) {
     const compiler::Segment& seg = cm.segments[si];
     if (seg.kind != compiler::Segment::Kind::Kernel) continue;
@@ -142,59 +111,46 @@ LinkedModel link_segments(const compiler::CompiledModel& cm, bool prefetch) {
     }
     const uint32_t sem_base = P.semaphores;
     const uint32_t barrier = sem_base + p.semaphores;  // signalled once by every stream at its end
-    P.semaphores = barrier + 1;
+    P.semaphores = prefetch ? barrier : barrier + 1;
     uint32_t streams = 0;
-    auto append = [&](std::vector<Instruction>& dst, const std::vector<Instruction>& src, size_t core, bool dma, uint32_t key) {
+    auto append = [&](std::vector<Instruction>& dst, const std::vector<Instruction>& src, size_t core, uint32_t key) {
       lm.stream_starts[key].resize(k + 1, static_cast<uint32_t>(dst.size()));
       lm.stream_starts[key][k] = static_cast<uint32_t>(dst.size());
       if (src.empty()) return;
       ++streams;
-      size_t i = 0;
-      // Leading loads of constants into SBUF the previous kernel leaves alone: released early.
-      if (prefetch && dma && prev_barrier >= 0)
-        for (; i < src.size(); ++i) {
-          const auto* d = std::get_if<isa::Dma>(&src[i].op);
-          if (!d || d->indirect || src[i].sync.num_waits > 0 || d->src.space != isa::Space::HBM ||
-              d->dst.space != isa::Space::SBUF || !fixed.count(canon(p.tensors[d->src.tensor].name)))
-            break;
-          auto [lo, hi] = d->dst.byte_extent();
-          if (touches(prev_fp, core, {lo, hi})) break;
-        }
-      const size_t lead = i;
-      for (size_t j = 0; j < src.size(); ++j) {
-        if (j == lead && prev_barrier >= 0) {
-          Instruction w = nop();
-          w.sync.add_wait(static_cast<uint32_t>(prev_barrier), prev_streams);
-          dst.push_back(w);
-        }
-        Instruction ins = src[j];
+      std::vector<Instruction> own(src);  // in the linked program's tensors and semaphores
+      for (Instruction& ins : own) {
         for_each_ap(ins.op, [&](AccessPattern& a) { if (a.space == isa::Space::HBM) a.tensor = remap[a.tensor]; });
-        isa::Sync s;
-        for (int w = 0; w < ins.sync.num_waits; ++w) s.add_wait(ins.sync.waits[w].semaphore + sem_base, ins.sync.waits[w].value);
-        if (j < lead && prev2_barrier >= 0) s.add_wait(static_cast<uint32_t>(prev2_barrier), prev2_streams);
-        s.signal = ins.sync.signal >= 0 ? static_cast<int32_t>(ins.sync.signal + sem_base) : -1;
-        ins.sync = s;
-        dst.push_back(ins);
+        for (int w = 0; w < ins.sync.num_waits; ++w) ins.sync.waits[w].semaphore += sem_base;
+        if (ins.sync.signal >= 0) ins.sync.signal += static_cast<int32_t>(sem_base);
       }
-      lm.prefetched_loads += lead;
+      if (prefetch) {  // per-instruction dependencies on earlier kernels
+        linker.append(dst, own, static_cast<uint16_t>(core), key, static_cast<uint32_t>(k));
+        return;
+      }
+      if (prev_barrier >= 0) {  // strictly after the whole previous kernel
+        Instruction w = nop();
+        w.sync.add_wait(static_cast<uint32_t>(prev_barrier), prev_streams);
+        dst.push_back(w);
+      }
+      dst.insert(dst.end(), own.begin(), own.end());
       Instruction done = nop();
       done.sync.signal = static_cast<int32_t>(barrier);
       dst.push_back(done);
     };
     for (size_t c = 0; c < p.cores.size(); ++c) {
       for (int e = 0; e < isa::kComputeEngines; ++e)
-        append(P.cores[c].engines[static_cast<size_t>(e)], p.cores[c].engines[static_cast<size_t>(e)], c, false,
+        append(P.cores[c].engines[static_cast<size_t>(e)], p.cores[c].engines[static_cast<size_t>(e)], c,
                lm.stream_key(static_cast<uint16_t>(c), static_cast<isa::Engine>(e), 0));
       for (size_t q = 0; q < p.cores[c].dma_queues.size(); ++q)
-        append(P.cores[c].dma_queues[q], p.cores[c].dma_queues[q], c, true,
+        append(P.cores[c].dma_queues[q], p.cores[c].dma_queues[q], c,
                lm.stream_key(static_cast<uint16_t>(c), isa::Engine::Dma, static_cast<uint16_t>(q)));
     }
-    prev2_barrier = prev_barrier;
-    prev2_streams = prev_streams;
+    if (prefetch) linker.end_kernel();
     prev_barrier = barrier;
     prev_streams = streams;
-    prev_fp = sbuf_footprint(p);
   }
+  if (prefetch) linker.finish();
   // Kernels after a stream's last user start at its end (kernel_of needs every start).
   for (size_t c = 0; c < P.cores.size(); ++c)
     for (uint32_t s = 0; s < isa::kComputeEngines + queues; ++s) {

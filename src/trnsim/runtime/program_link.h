@@ -3,13 +3,13 @@
 // every node paying fill, drain and DMA latency alone.
 //
 // Each engine's stream and each DMA queue is the kernels' streams concatenated in node order,
-// with their semaphores renumbered. Across node boundaries the dependencies are exact and
-// conservative: every stream of node s starts after every stream of node s-1 has finished (a
-// counting barrier semaphore per node), except the loads that lead a DMA queue of node s and
-// read a constant or a graph input into SBUF bytes that node s-1 never touches: those wait only
-// for node s-2, so a node's weights stream in under its predecessor's compute. HBM tensors are
-// shared by name (aliases resolved), a constant read at another dtype (weights cast to bf16)
-// is its own HBM tensor. Functional results are those of running the kernels one by one.
+// with their semaphores renumbered. Across node boundaries the dependencies are per
+// instruction (runtime/dependency_link.h): an instruction waits only for the earlier
+// instructions whose bytes it conflicts with, so a node's weights load under the previous
+// nodes' compute as far as SBUF space allows and its first tiles start as soon as the tiles
+// they read are stored. HBM tensors are shared by name (aliases resolved), a constant read at
+// another dtype (weights cast to bf16) is its own HBM tensor. Functional results are those of
+// running the kernels one by one.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -27,7 +27,7 @@ struct LinkedModel {
   // Per stream (core, engine or DMA queue): where each kernel's instructions begin.
   std::map<uint32_t, std::vector<uint32_t>> stream_starts;
   std::map<std::string, std::string> canonical;       // IR tensor -> the HBM tensor holding it
-  uint64_t prefetched_loads = 0;                      // loads released one node early
+  uint64_t prefetched_loads = 0;                      // constant loads waiting on nothing of the previous node
   uint32_t queues = 0;                                // DMA queues per core in `program`
 
   uint32_t stream_key(uint16_t core, isa::Engine e, uint16_t queue) const;
@@ -35,8 +35,8 @@ struct LinkedModel {
   size_t kernel_of(uint16_t core, isa::Engine e, uint16_t queue, uint32_t index) const;
 };
 
-// prefetch=false: no early loads, every node strictly after the previous one (a caller that
-// schedules the kernels itself, as the tensor-parallel runtime does).
+// prefetch=false: a barrier per node, every node strictly after the previous one (a caller
+// that schedules the kernels itself, as the tensor-parallel runtime does).
 LinkedModel link_segments(const compiler::CompiledModel& cm, bool prefetch = true);
 
 }  // namespace trnsim::runtime

@@ -8,7 +8,8 @@ namespace trnsim::compiler {
 
 void register_fused_attention(OpRegistry& r) {
   r.push_back({.kind = OpKind::FusedAttention, .name = "FusedAttention", .cls = OpClass::Compute, .min_inputs = 3, .max_inputs = 4,
-               .attributes = {"batch", "dims", "q_strides", "k_strides", "v_strides", "out_strides", "mask_strides", "scale", "fused"},
+               .attributes = {"batch", "dims", "q_strides", "k_strides", "v_strides", "out_strides", "mask_strides", "scale", "fused",
+                              "q_offset", "k_offset", "v_offset"},
                .internal = true,
                .rules = {.infer = [](Graph&, const Node& n) { unsupported(n, "internal to the compiler"); },
                          .lower = lower_attention,

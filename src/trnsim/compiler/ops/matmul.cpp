@@ -3,6 +3,7 @@
 // tensor-parallel as a column-parallel (weight columns split) or row-parallel (contraction
 // split, partial sums all-reduced) MatMul, or along a shared batch (head) axis.
 #include "trnsim/compiler/core_split.h"
+#include "trnsim/compiler/fuse_attention.h"
 #include "trnsim/compiler/lower_matmul.h"
 #include "trnsim/compiler/lower_sparse_matmul.h"
 #include "trnsim/compiler/op_unit.h"
@@ -74,7 +75,8 @@ int64_t tp_axis(TpCtx& c) {
 
 void register_matmul(OpRegistry& r) {
   r.push_back({.kind = OpKind::MatMul, .name = "MatMul", .cls = OpClass::Compute, .min_inputs = 2, .max_inputs = 2, .attributes = {},
-               .rules = {.infer = infer, .lower = lower, .parallel_units = work_units, .tp_axis = tp_axis}});
+               .rules = {.infer = infer, .lower = lower, .fused_members = fused_attention_members,  // fused Q/K/V projections (fuse_qkv.h)
+                         .parallel_units = work_units, .tp_axis = tp_axis}});
 }
 
 }  // namespace trnsim::compiler
