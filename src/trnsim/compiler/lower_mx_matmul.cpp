@@ -1,0 +1,143 @@
+#include "trnsim/compiler/lower_mx_matmul.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "trnsim/common/error.h"
+#include "trnsim/compiler/core_split.h"
+#include "trnsim/compiler/lower_elementwise.h"
+#include "trnsim/compiler/shape_util.h"
+
+namespace trnsim::compiler {
+
+using isa::ActFunc;
+using kernels::Span;
+using kernels::TileRing;
+
+namespace {
+
+constexpr int64_t kCols = 512;     // weight columns per moving operand: one PSUM bank of fp32
+constexpr int64_t kRawCols = 1024; // columns of A per row load
+
+TilePlan flat(int64_t rows, int64_t cols, int64_t row_stride) {
+  TilePlan p;
+  p.outer_strides = {{}};
+  p.rows = rows;
+  p.cols = cols;
+  p.row_stride = {row_stride};
+  p.col_stride = {1};
+  return p;
+}
+
+// An epilogue operand broadcast over the output [batch..., m, N], flattened to [rows, N].
+TilePlan operand_plan(const Node& n, const SView& v, int64_t rows, int64_t cols) {
+  const size_t r = v.shape.size();
+  for (size_t d = 0; d + 2 < r; ++d)
+    if (v.strides[d] != v.strides[d + 1] * v.shape[d + 1])
+      throw UnsupportedError(fmt::format("unsupported: op MatMul (an MX matmul's epilogue operand '{}' does not flatten) at node '{}'", v.tensor, n.name));
+  TilePlan p = flat(rows, cols, r >= 2 ? v.strides[r - 2] : 0);
+  p.col_stride = {v.strides[r - 1]};
+  return p;
+}
+
+DType activation_elements(const Node& n) {
+  const std::string f = n.s("mx_activations", "mxfp8");
+  if (f == "mxfp8") return DType::F8E4M3;
+  if (f == "mxfp4") return DType::F4E2M1;
+  throw UnsupportedError(fmt::format("unsupported: MX activations '{}' at node '{}' (expected mxfp8 or mxfp4)", f, n.name));
+}
+
+}  // namespace
+
+void lower_mx_matmul(LowerCtx& ctx) {
+  const Node& n = ctx.n;
+  const Graph& g = ctx.g;
+  const Shape as = g.tensor(n.inputs[0]).shape, ws = g.tensor(n.inputs[1]).shape, os = g.tensor(n.outputs[0]).shape;
+  if (ws.size() != 2 || as.size() < 2 || n.inputs.size() != 3)
+    throw UnsupportedError(fmt::format("unsupported: op MatMul (MX with a {}-D input) at node '{}'", as.size(), n.name));
+  for (const auto& e : n.epilogue)
+    if (e.op == OpKind::LayerNormalization)
+      throw UnsupportedError(fmt::format("unsupported: a LayerNorm fused into the MX matmul '{}'", n.name));
+  const int64_t K = ws[0], N = ws[1], M = numel(as) / std::max<int64_t>(K, 1);
+  if (M == 0 || N == 0) return;
+  auto& kb = ctx.kb;
+  const DType welem = ctx.hbm(n.inputs[1]).ap().dtype, xelem = activation_elements(n);
+  ctx.hbm(n.inputs[2]);
+  // Rows of A arrive in the policy's operand dtype (the DMA converts), as the bf16 kernel's do.
+  const DType adt = ctx.matmul_dtype == DType::F32 ? DType::F32 : DType::BF16;
+  const SView a = row_major(n.inputs[0], {M, K}), w = row_major(n.inputs[1], {K, N}), sc = row_major(n.inputs[2], {K / 32, N}),
+              out = row_major(n.outputs[0], {M, N});
+  const TilePlan pa = flat(M, K, K), pw = flat(K, N, N), ps = flat(K / 32, N, N), po = flat(M, N, N);
+  std::vector<std::pair<SView, TilePlan>> ops;
+  for (const auto& e : n.epilogue) {
+    if (e.operand.empty()) { ops.emplace_back(); continue; }
+    SView v = broadcast_view(e.operand, g.tensor(e.operand).shape, os);
+    ops.emplace_back(v, operand_plan(n, v, M, N));
+  }
+  const auto ks = kernels::split(K, 128), mts = kernels::split(M, 128), nbs = kernels::split(N, kCols);
+  const int64_t nks = static_cast<int64_t>(ks.size()), nbl = static_cast<int64_t>(nbs.size());
+  const int64_t units = static_cast<int64_t>(mts.size()) * nbl;
+
+  for_each_core_share(ctx, units, [&](int64_t first, int64_t last) {
+    if (first >= last) return;
+    TileRing raw(kb, isa::Space::SBUF, {128, std::min(kRawCols, K)}, adt, 2, n.name + ".a");
+    TileRing tp(kb, isa::Space::PSUM, {128, 128}, DType::F32, 2, n.name + ".transpose");
+    TileRing ac(kb, isa::Space::SBUF, {128, 128}, xelem, static_cast<int>(2 * nks), n.name + ".aT_mx");
+    TileRing asc(kb, isa::Space::SBUF, {4, 128}, DType::E8M0, static_cast<int>(2 * nks), n.name + ".aT_scale");
+    TileRing wc(kb, isa::Space::SBUF, {128, kCols}, welem, static_cast<int>(2 * nks), n.name + ".weight_mx");
+    TileRing wsc(kb, isa::Space::SBUF, {4, kCols}, DType::E8M0, static_cast<int>(2 * nks), n.name + ".weight_scale");
+    TileRing acc(kb, isa::Space::PSUM, {128, kCols}, DType::F32, 2, n.name + ".acc");
+    TileRing res(kb, isa::Space::SBUF, {128, kCols}, DType::F32, 2, n.name + ".result");
+    TileRing opr(kb, isa::Space::SBUF, {128, kCols}, DType::F32, 2, n.name + ".operand");
+    TileRing tmp(kb, isa::Space::SBUF, {128, kCols}, DType::F32, 2, n.name + ".tmp");
+    int64_t cached = -1, evac = 0;
+    std::vector<std::pair<View, View>> a_t;  // the row tile's A^T per K tile: MX codes and scales
+    for (int64_t u = first; u < last; ++u) {
+      const int64_t mi = u / nbl;
+      const Span mt = mts[static_cast<size_t>(mi)], cb = nbs[static_cast<size_t>(u % nbl)];
+      if (mi != cached) {  // A rows loaded wide, transposed on TensorE, quantised out of PSUM
+        cached = mi;
+        a_t.clear();
+        for (const Span& kt : ks)
+          a_t.emplace_back(kernels::corner(ac.next(), kt.size, mt.size), kernels::corner(asc.next(), (kt.size + 31) / 32, mt.size));
+        for (const Span& chunk : kernels::split(K, kRawCols)) {
+          View r = kernels::corner(raw.next(), mt.size, chunk.size);
+          kb.load(r, ctx.view(a, pa, 0, 0, mt, chunk), {.queue = static_cast<int>(evac++ % 2)});
+          for (const Span& kt : kernels::split(chunk.size, 128)) {
+            View t = kernels::corner(tp.next(), kt.size, mt.size);
+            kb.transpose(t, r.slice({{0, mt.size}, {kt.begin, kt.end()}}));
+            const auto& [codes, scales] = a_t[static_cast<size_t>((chunk.begin + kt.begin) / 128)];
+            kb.quantize_mx(codes, scales, t);
+          }
+        }
+      }
+      View ps_t = kernels::corner(acc.next(), mt.size, cb.size);
+      for (int64_t ki = 0; ki < nks; ++ki) {
+        const Span& kt = ks[static_cast<size_t>(ki)];
+        const Span kb32{kt.begin / 32, (kt.size + 31) / 32};
+        View wt = kernels::corner(wc.next(), kt.size, cb.size), wst = kernels::corner(wsc.next(), kb32.size, cb.size);
+        kb.load(wt, ctx.view(w, pw, 0, 0, kt, cb), {.queue = 2 + static_cast<int>(ki % 8)});
+        kb.load(wst, ctx.view(sc, ps, 0, 0, kb32, cb), {.queue = 10});
+        const auto& [codes, scales] = a_t[static_cast<size_t>(ki)];
+        kb.matmul_mx(ps_t, codes, scales, wt, wst, ki == 0, ki + 1 == nks);
+      }
+      View y = kernels::corner(res.next(), mt.size, cb.size);
+      kb.activation(y, ps_t, ActFunc::Copy);  // ScalarE evacuates PSUM
+      for (size_t e = 0; e < n.epilogue.size(); ++e) {
+        View t = kernels::corner(tmp.next(), mt.size, cb.size);
+        if (n.epilogue[e].operand.empty()) {
+          apply_elementwise(kb, n, n.epilogue[e].op, y, y, nullptr, nullptr, t, false);
+          continue;
+        }
+        View o = kernels::corner(opr.next(), mt.size, cb.size);
+        kb.load(o, ctx.view(ops[e].first, ops[e].second, 0, 0, mt, cb), {.queue = 11});
+        if (n.epilogue[e].operand_first) apply_elementwise(kb, n, n.epilogue[e].op, y, o, &y, nullptr, t, false);
+        else apply_elementwise(kb, n, n.epilogue[e].op, y, y, &o, nullptr, t, false);
+      }
+      kb.store(ctx.view(out, po, 0, 0, mt, cb), y, {.queue = 12 + static_cast<int>(u % 4)});
+    }
+  });
+}
+
+}  // namespace trnsim::compiler
