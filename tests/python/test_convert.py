@@ -131,6 +131,22 @@ def test_mx_weights_on_trn3_match_numpy(embedding_model, tmp_path, kind):
     assert 0 < r["min_cosine"] < 1
 
 
+@pytest.mark.parametrize("kind, act", [("mxfp8", "mxfp8"), ("mxfp4", "mxfp4"), ("mxfp4", "mxfp8")])
+def test_mx_activations_on_trn3_run_the_mx_matmul_and_match_numpy(embedding_model, tmp_path, kind, act):
+    """Weights and activations both MX: the MatMul input quantised on chip (QuantizeMX, blocks of
+    32 along K), TensorE's MX matmul, no dequantise op and no bf16 weight."""
+    path, ids, T, W, B = embedding_model
+    out = str(tmp_path / "mxa.tpg")
+    r = trnsim.convert(path, out, quantize=kind, activations=act, chip="trn3")
+    assert r["changes"]["mx_matmuls"] == 1 and r["mx_activations"] == act
+    e = _mx(T, kind, axis=1)[ids]                   # the table's rows (weights-only MX, dequantised)
+    want = _mx(e, act, axis=-1) @ _mx(W, kind, axis=0) + B
+    # fp32 accumulation of 64 products against float64: 1e-5 of the output's range
+    np.testing.assert_allclose(_run_tpg(out, {"ids": ids})["y"], want, rtol=0, atol=1e-5 * np.abs(want).max())
+    weight_only = trnsim.convert(path, None, quantize=kind, chip="trn3")
+    assert weight_only["changes"]["mx_matmuls"] == 0 and weight_only["changes"]["dequantize_ops"] >= 1
+
+
 def test_int8_table_per_row_and_activations_match_numpy(embedding_model, tmp_path):
     path, ids, T, W, B = embedding_model
     out = str(tmp_path / "a.tpg")
@@ -175,6 +191,10 @@ def test_sparse_4_16_matches_numpy(matmul_model, tmp_path):
     ([], ["--quantize"]),
     (["--quantize", "bf16", "--activations"], ["--activations"]),
     (["--quantize", "int8", "--dtype", "fp8"], ["int8", "--dtype fp8"]),
+    (["--quantize", "int8", "--activations", "mxfp8"], ["mxfp8", "MX weights"]),
+    (["--quantize", "mxfp8", "--chip", "trn3", "--activations"], ["--activations mxfp8"]),
+    (["--quantize", "mxfp8", "--chip", "trn3", "--activations", "int4"], ["int4"]),
+    (["--quantize", "mxfp8", "--chip", "trn2", "--activations", "mxfp8"], ["trn2", "trn3"]),
 ])
 def test_convert_errors_are_one_line(matmul_model, tmp_path, args, words):
     path = matmul_model[0]

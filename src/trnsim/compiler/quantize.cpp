@@ -121,6 +121,15 @@ struct Rewriter {
       e.nodes().push_back(m);
       return;
     }
+    if (is_mx(o.format) && o.mx_activations != QuantFormat::None) {  // TensorE's MX path (lower_mx_matmul.h)
+      std::map<std::string, AttrValue> attrs = n.attrs;
+      attrs["mx_matmul"] = int64_t{1};
+      attrs["mx_activations"] = std::string(quant_format_name(o.mx_activations));
+      e.add(OpKind::MatMul, n.name, {n.inputs[0], c, sc}, std::move(attrs), n.outputs[0]);
+      g.tensor(n.outputs[0]).type = out_type;
+      ++sum.activations;
+      return;
+    }
     if (is_mx(o.format)) {  // dequantised on chip to bf16 (exact): codes x scale per 32 along K
       const std::string c3 = e.add(OpKind::Reshape, n.name + ".mx_codes", {c, e.ints("shape", {ws[0] / 32, 32, ws[1]})});
       const std::string s3 = e.add(OpKind::Reshape, n.name + ".mx_scales", {sc, e.ints("shape", {ws[0] / 32, 1, ws[1]})});
@@ -190,6 +199,18 @@ QuantFormat parse_quant_format(std::string_view s) {
   throw UnsupportedError(fmt::format("unsupported: --quantize {} (expected fp16, bf16, fp8, int8, mxfp8 or mxfp4)", s));
 }
 
+void apply_activations_option(QuantizeOptions& o, std::string_view value) {
+  if (value.empty() || value == "on") {
+    o.activations = true;
+    return;
+  }
+  const QuantFormat f = parse_quant_format(value);
+  if (!is_mx(f))
+    throw UnsupportedError(fmt::format("unsupported: --activations {} (give mxfp8 or mxfp4 for MX weights; for int8/fp8 weights "
+                                       "--activations takes no value)", value));
+  o.mx_activations = f;
+}
+
 std::string_view quant_format_name(QuantFormat f) {
   for (const auto& [k, name] : kFormats)
     if (k == f) return name;
@@ -205,6 +226,12 @@ void check_quantize_options(const QuantizeOptions& o, const hw::ChipSpec& chip, 
       throw UnsupportedError(fmt::format("unsupported: --quantize {} on {} ({} has no MX matmul; Trainium3 has, e.g. --chip trn3)",
                                          quant_format_name(o.format), chip.name, chip.display_name.empty() ? chip.name : chip.display_name));
   }
+  if (o.mx_activations != QuantFormat::None && !is_mx(o.format))
+    throw UnsupportedError(fmt::format("unsupported: --activations {} with --quantize {} (MX activations go with MX weights: "
+                                       "--quantize mxfp8 or mxfp4 on trn3)", quant_format_name(o.mx_activations), quant_format_name(o.format)));
+  if (o.activations && is_mx(o.format))
+    throw UnsupportedError(fmt::format("unsupported: --activations with --quantize {} needs the MX format of the activations "
+                                       "(--activations mxfp8 or --activations mxfp4)", quant_format_name(o.format)));
   if (o.activations && !is_scaled(o.format))
     throw UnsupportedError(fmt::format("unsupported: --activations with --quantize {} (activations are quantised for int8 and fp8; "
                                        "for 16-bit activations use --dtype bf16)", quant_format_name(o.format)));
