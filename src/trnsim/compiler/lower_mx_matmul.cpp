@@ -75,7 +75,12 @@ void lower_mx_matmul(LowerCtx& ctx) {
     SView v = broadcast_view(e.operand, g.tensor(e.operand).shape, os);
     ops.emplace_back(v, operand_plan(n, v, M, N));
   }
-  const auto ks = kernels::split(K, 128), mts = kernels::split(M, 128), nbs = kernels::split(N, kCols);
+  // Columns per block: a PSUM bank, narrower (multiples of 128) when that gives every core a
+  // block of its own (each core then quantises the rows of A it uses).
+  const int64_t nmt = (M + 127) / 128;
+  const int64_t per_core = (N * nmt + ctx.cores - 1) / ctx.cores;
+  const int64_t cols = std::clamp<int64_t>((per_core + 127) / 128 * 128, 128, kCols);
+  const auto ks = kernels::split(K, 128), mts = kernels::split(M, 128), nbs = kernels::split(N, cols);
   const int64_t nks = static_cast<int64_t>(ks.size()), nbl = static_cast<int64_t>(nbs.size());
   const int64_t units = static_cast<int64_t>(mts.size()) * nbl;
 
@@ -117,8 +122,8 @@ void lower_mx_matmul(LowerCtx& ctx) {
         const Span& kt = ks[static_cast<size_t>(ki)];
         const Span kb32{kt.begin / 32, (kt.size + 31) / 32};
         View wt = kernels::corner(wc.next(), kt.size, cb.size), wst = kernels::corner(wsc.next(), kb32.size, cb.size);
-        kb.load(wt, ctx.view(w, pw, 0, 0, kt, cb), {.queue = 2 + static_cast<int>(ki % 8)});
-        kb.load(wst, ctx.view(sc, ps, 0, 0, kb32, cb), {.queue = 10});
+        kb.load(wt, ctx.view(w, pw, 0, 0, kt, cb), {.queue = 2 + static_cast<int>(ki % 6)});
+        kb.load(wst, ctx.view(sc, ps, 0, 0, kb32, cb), {.queue = 8 + static_cast<int>(ki % 3)});
         const auto& [codes, scales] = a_t[static_cast<size_t>(ki)];
         kb.matmul_mx(ps_t, codes, scales, wt, wst, ki == 0, ki + 1 == nks);
       }
