@@ -160,6 +160,51 @@ def test_int8_table_per_row_and_activations_match_numpy(embedding_model, tmp_pat
     np.testing.assert_allclose(_run_tpg(out, {"ids": ids})["y"], want, rtol=0, atol=1e-5 * np.abs(want).max())
 
 
+@pytest.fixture(scope="module")
+def conv_model(tmp_path_factory):
+    """y = relu(conv3x3(x, Wc) + Bc): C_in 32 (x 9 taps = 288 = 9 blocks of 32), C_out 24."""
+    rng = np.random.default_rng(5)
+    Wc = rng.standard_normal((24, 32, 3, 3)).astype(np.float32) * 0.2
+    Bc = rng.standard_normal((24,)).astype(np.float32)
+    g = helper.make_graph([helper.make_node("Conv", ["x", "Wc", "Bc"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["y"])],
+                          "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 24, 8, 8])],
+                          [numpy_helper.from_array(Wc, "Wc"), numpy_helper.from_array(Bc, "Bc")])
+    path = tmp_path_factory.mktemp("convert") / "conv.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    x = rng.standard_normal((1, 32, 8, 8)).astype(np.float32)
+    return str(path), x, Wc, Bc
+
+
+def _conv(x, w, b):
+    """numpy 3x3 convolution, stride 1, pad 1, float64."""
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((x.shape[0], w.shape[0], x.shape[2], x.shape[3]))
+    for i in range(3):
+        for j in range(3):
+            out += np.einsum("nchw,mc->nmhw", xp[:, :, i:i + x.shape[2], j:j + x.shape[3]], w[:, :, i, j])
+    return out + b[None, :, None, None]
+
+
+@pytest.mark.parametrize("kind, chip", [("int8", "trn2"), ("fp8", "trn2"), ("mxfp8", "trn3"), ("mxfp4", "trn3")])
+def test_conv_weights_quantised_match_numpy(conv_model, tmp_path, kind, chip):
+    """int8/fp8 per output channel; MX in blocks of 32 along the contraction, laid out as the
+    implicit GEMM's weight [kh x kw x C_in, C_out] (tap-major: 32 channels of one tap per block)."""
+    path, x, Wc, Bc = conv_model
+    out = str(tmp_path / "cq.tpg")
+    r = trnsim.convert(path, out, quantize=kind, chip=chip, calibrate={"x": x})
+    w2 = Wc.transpose(2, 3, 1, 0).reshape(9 * 32, 24)             # [taps x C_in, C_out]
+    if kind in ("int8", "fp8"):
+        q, s = _scaled(w2, 127 if kind == "int8" else 448, 0, kind)
+        wq = q * s.astype(np.float64)
+    else:
+        wq = _mx(w2, kind, axis=0)
+    want = np.maximum(_conv(x, wq.reshape(3, 3, 32, 24).transpose(3, 2, 0, 1), Bc), 0)
+    # fp32 accumulation of 288 products against float64: 1e-5 of the output's range
+    np.testing.assert_allclose(_run_tpg(out, {"x": x})["y"], want, rtol=0, atol=1e-5 * np.abs(want).max())
+    assert r["weight_size_ratio"] < (0.3 if kind != "mxfp4" else 0.2)
+
+
 def _prune(w):
     """4:16 down each column: keep the 4 largest |w| of every 16 (ties: the lower index)."""
     p = np.zeros_like(w)

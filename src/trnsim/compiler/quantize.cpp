@@ -46,6 +46,14 @@ bool weight_matmul(const Graph& g, const Node& n) {
   return n.op == OpKind::MatMul && float_const(g, n.inputs[1]) && !g.is_const(n.inputs[0]) && g.tensor(n.inputs[1]).shape.size() == 2;
 }
 
+// An implicit-GEMM convolution (Conv's decomposition) by a constant weight [taps x C/group, M]:
+// the contraction runs down its rows (kernel taps x input channels), the output channels along
+// its columns, as a MatMul weight's K and N. Grouped (depthwise) convs keep their weights.
+bool weight_conv(const Graph& g, const Node& n) {
+  return n.op == OpKind::ConvGemm && n.i("group", 1) == 1 && float_const(g, n.inputs[1]) && !g.is_const(n.inputs[0]) &&
+         g.tensor(n.inputs[1]).shape.size() == 2;
+}
+
 // A Gather of rows of a constant 2-D table by run-time indices (an embedding lookup).
 bool table_gather(const Graph& g, const Node& n) {
   return n.op == OpKind::Gather && float_const(g, n.inputs[0]) && !g.is_const(n.inputs[1]) && g.tensor(n.inputs[0]).shape.size() == 2 &&
@@ -151,6 +159,44 @@ struct Rewriter {
     const std::string y = e.add(OpKind::MatMul, n.name, {a, c}, n.attrs);
     g.tensor(y).type = out_type;
     e.add(OpKind::Mul, n.name + ".dequantize", {y, scale}, {}, n.outputs[0]);
+    g.tensor(n.outputs[0]).type = out_type;
+  }
+
+  // Conv weights, weight-only: int8/fp8 codes per output channel (or tensor) with the scale as
+  // a Mul after the conv and the bias after that (both fused epilogues); fp16/bf16 as they are;
+  // MX blocks of 32 down the contraction, dequantised to bf16 on chip (the conv kernel has no
+  // MX path).
+  void conv(const Node& n) {
+    const std::string& w = n.inputs[1];
+    const Shape ws = g.tensor(w).shape;
+    if (is_mx(o.format) && ws[0] % 32 != 0) { ++sum.skipped; e.nodes().push_back(n); return; }
+    const auto [c, sc] = codes(w, true);
+    const ElemType out_type = g.tensor(n.outputs[0]).type;
+    Node m = n;
+    if (!is_scaled(o.format) && !is_mx(o.format)) {
+      m.inputs[1] = c;
+      e.nodes().push_back(m);
+      return;
+    }
+    if (is_mx(o.format)) {
+      const std::string c3 = e.add(OpKind::Reshape, n.name + ".mx_codes", {c, e.ints("shape", {ws[0] / 32, 32, ws[1]})});
+      const std::string s3 = e.add(OpKind::Reshape, n.name + ".mx_scales", {sc, e.ints("shape", {ws[0] / 32, 1, ws[1]})});
+      std::string d = e.add(OpKind::Mul, n.name + ".mx_dequantize", {c3, s3});
+      g.tensor(d).type = ElemType::BFloat16;
+      m.inputs[1] = e.add(OpKind::Reshape, n.name + ".mx_weight", {d, e.ints("shape", ws)});
+      e.nodes().push_back(m);
+      return;
+    }
+    m.inputs = {n.inputs[0], c};
+    const std::string y = e.add(OpKind::ConvGemm, n.name, m.inputs, n.attrs);
+    g.tensor(y).type = out_type;
+    const bool bias = n.inputs.size() > 2 && !n.inputs[2].empty();
+    const std::string s = o.per_channel ? e.add(OpKind::Reshape, n.name + ".scale", {sc, e.ints("shape", {ws[1], 1, 1})}) : sc;
+    const std::string d = e.add(OpKind::Mul, n.name + ".dequantize", {y, s}, {}, bias ? "" : n.outputs[0]);
+    g.tensor(d).type = out_type;
+    if (!bias) return;
+    const std::string b = e.add(OpKind::Reshape, n.name + ".bias", {n.inputs[2], e.ints("shape", {ws[1], 1, 1})});
+    e.add(OpKind::Add, n.name + ".bias_add", {d, b}, {}, n.outputs[0]);
     g.tensor(n.outputs[0]).type = out_type;
   }
 
@@ -261,6 +307,8 @@ QuantizeSummary quantize_graph(Graph& g, const QuantizeOptions& o) {
       r.matmul(n);
     } else if (table_gather(g, n)) {
       r.gather(n);
+    } else if (weight_conv(g, n)) {
+      r.conv(n);
     } else {
       r.e.nodes().push_back(n);
     }
