@@ -174,7 +174,7 @@ struct Rewriter {
     const ElemType out_type = g.tensor(n.outputs[0]).type;
     Node m = n;
     if (!is_scaled(o.format) && !is_mx(o.format)) {
-      m.inputs[1] = c;
+      m.inputs[1] = c;  // fp16/bf16 values
       e.nodes().push_back(m);
       return;
     }
@@ -187,15 +187,20 @@ struct Rewriter {
       e.nodes().push_back(m);
       return;
     }
-    m.inputs = {n.inputs[0], c};
-    const std::string y = e.add(OpKind::ConvGemm, n.name, m.inputs, n.attrs);
-    g.tensor(y).type = out_type;
+    // Scale and bias as [C_out, 1, 1] operands made before the conv, so the fusion pass can
+    // take both as its epilogue.
+    const Shape per_channel{ws[1], 1, 1};
+    const std::string s = o.per_channel ? e.constant(sc + ".conv", per_channel, const_values(g, sc)) : sc;
     const bool bias = n.inputs.size() > 2 && !n.inputs[2].empty();
-    const std::string s = o.per_channel ? e.add(OpKind::Reshape, n.name + ".scale", {sc, e.ints("shape", {ws[1], 1, 1})}) : sc;
+    std::string b;
+    if (bias)
+      b = g.is_const(n.inputs[2]) ? e.constant(n.inputs[2] + ".conv", per_channel, const_values(g, n.inputs[2]))
+                                  : e.add(OpKind::Reshape, n.name + ".bias", {n.inputs[2], e.ints("shape", per_channel)});
+    const std::string y = e.add(OpKind::ConvGemm, n.name, {n.inputs[0], c}, n.attrs);
+    g.tensor(y).type = out_type;
     const std::string d = e.add(OpKind::Mul, n.name + ".dequantize", {y, s}, {}, bias ? "" : n.outputs[0]);
     g.tensor(d).type = out_type;
     if (!bias) return;
-    const std::string b = e.add(OpKind::Reshape, n.name + ".bias", {n.inputs[2], e.ints("shape", {ws[1], 1, 1})});
     e.add(OpKind::Add, n.name + ".bias_add", {d, b}, {}, n.outputs[0]);
     g.tensor(n.outputs[0]).type = out_type;
   }
