@@ -27,7 +27,8 @@ constexpr int64_t kMaxLayerNormRow = 4096;
 // pre-norm sum then never goes to HBM, as Neuron keeps a layer's activations on chip.
 // `x` is the LayerNorm's input: the matmul's result `y` or a Reshape of it that keeps its rows.
 bool fuse_layernorm(Graph& g, Node& m, const Node& ln, const std::string& y, const std::string& x) {
-  if (m.i("mx_matmul", 0)) return false;  // the MX kernel applies element-wise epilogues only
+  // The MX and 4:16-sparse kernels apply element-wise epilogues only (no row-wide LayerNorm).
+  if (m.i("mx_matmul", 0) || m.i("sparse_4_16", 0)) return false;
   const Shape& ys = g.tensor(y).shape;
   const Shape& xs = g.tensor(x).shape;
   if (ys.size() < 2 || xs.empty() || xs.back() != ys.back() || ln.inputs.size() < 3 || ln.inputs[0] != x ||

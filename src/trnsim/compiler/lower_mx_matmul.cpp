@@ -7,6 +7,7 @@
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/lower_elementwise.h"
+#include "trnsim/compiler/lower_sparse_matmul.h"
 #include "trnsim/compiler/shape_util.h"
 
 namespace trnsim::compiler {
@@ -27,17 +28,6 @@ TilePlan flat(int64_t rows, int64_t cols, int64_t row_stride) {
   p.cols = cols;
   p.row_stride = {row_stride};
   p.col_stride = {1};
-  return p;
-}
-
-// An epilogue operand broadcast over the output [batch..., m, N], flattened to [rows, N].
-TilePlan operand_plan(const Node& n, const SView& v, int64_t rows, int64_t cols) {
-  const size_t r = v.shape.size();
-  for (size_t d = 0; d + 2 < r; ++d)
-    if (v.strides[d] != v.strides[d + 1] * v.shape[d + 1])
-      throw UnsupportedError(fmt::format("unsupported: op MatMul (an MX matmul's epilogue operand '{}' does not flatten) at node '{}'", v.tensor, n.name));
-  TilePlan p = flat(rows, cols, r >= 2 ? v.strides[r - 2] : 0);
-  p.col_stride = {v.strides[r - 1]};
   return p;
 }
 
@@ -73,7 +63,7 @@ void lower_mx_matmul(LowerCtx& ctx) {
   for (const auto& e : n.epilogue) {
     if (e.operand.empty()) { ops.emplace_back(); continue; }
     SView v = broadcast_view(e.operand, g.tensor(e.operand).shape, os);
-    ops.emplace_back(v, operand_plan(n, v, M, N));
+    ops.emplace_back(v, flat_operand_plan(n, v, M, N));
   }
   // Columns per block: a PSUM bank, narrower (multiples of 128) when that gives every core a
   // block of its own (each core then quantises the rows of A it uses).

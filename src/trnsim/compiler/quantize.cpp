@@ -117,18 +117,34 @@ struct Rewriter {
     return {x, s};
   }
 
+  // The codes and scales of a MatMul's or conv's weight (input 1, [K, N]); false when the node
+  // is already done: kept (MX with K not a multiple of 32) or reading fp16/bf16 values.
+  bool weight_codes(const Node& n, std::pair<std::string, std::string>& cs) {
+    const Shape ws = g.tensor(n.inputs[1]).shape;
+    if (is_mx(o.format) && ws[0] % 32 != 0) { ++sum.skipped; e.nodes().push_back(n); return false; }
+    cs = codes(n.inputs[1], true);
+    if (is_scaled(o.format) || is_mx(o.format)) return true;
+    Node m = n;
+    m.inputs[1] = cs.first;
+    e.nodes().push_back(m);
+    return false;
+  }
+
+  // An MX weight [K, N] dequantised on chip to bf16 (exact): codes x scale per 32 along K.
+  std::string mx_dequantized(const Node& n, const std::string& c, const std::string& sc, const Shape& ws) {
+    const std::string c3 = e.add(OpKind::Reshape, n.name + ".mx_codes", {c, e.ints("shape", {ws[0] / 32, 32, ws[1]})});
+    const std::string s3 = e.add(OpKind::Reshape, n.name + ".mx_scales", {sc, e.ints("shape", {ws[0] / 32, 1, ws[1]})});
+    const std::string d = e.add(OpKind::Mul, n.name + ".mx_dequantize", {c3, s3});
+    g.tensor(d).type = ElemType::BFloat16;
+    return e.add(OpKind::Reshape, n.name + ".mx_weight", {d, e.ints("shape", ws)});
+  }
+
   void matmul(const Node& n) {
-    const std::string& w = n.inputs[1];
-    const Shape ws = g.tensor(w).shape;
-    if (is_mx(o.format) && ws[0] % 32 != 0) { ++sum.skipped; e.nodes().push_back(n); return; }
-    const auto [c, sc] = codes(w, true);
+    const Shape ws = g.tensor(n.inputs[1]).shape;
+    std::pair<std::string, std::string> cs;
+    if (!weight_codes(n, cs)) return;
+    const auto& [c, sc] = cs;
     const ElemType out_type = g.tensor(n.outputs[0]).type;
-    if (!is_scaled(o.format) && !is_mx(o.format)) {
-      Node m = n;
-      m.inputs[1] = c;
-      e.nodes().push_back(m);
-      return;
-    }
     if (is_mx(o.format) && o.mx_activations != QuantFormat::None) {  // TensorE's MX path (lower_mx_matmul.h)
       std::map<std::string, AttrValue> attrs = n.attrs;
       attrs["mx_matmul"] = int64_t{1};
@@ -138,12 +154,8 @@ struct Rewriter {
       ++sum.activations;
       return;
     }
-    if (is_mx(o.format)) {  // dequantised on chip to bf16 (exact): codes x scale per 32 along K
-      const std::string c3 = e.add(OpKind::Reshape, n.name + ".mx_codes", {c, e.ints("shape", {ws[0] / 32, 32, ws[1]})});
-      const std::string s3 = e.add(OpKind::Reshape, n.name + ".mx_scales", {sc, e.ints("shape", {ws[0] / 32, 1, ws[1]})});
-      std::string d = e.add(OpKind::Mul, n.name + ".mx_dequantize", {c3, s3});
-      g.tensor(d).type = ElemType::BFloat16;
-      d = e.add(OpKind::Reshape, n.name + ".mx_weight", {d, e.ints("shape", ws)});
+    if (is_mx(o.format)) {
+      const std::string d = mx_dequantized(n, c, sc, ws);
       e.add(OpKind::MatMul, n.name, {n.inputs[0], d}, n.attrs, n.outputs[0]);
       g.tensor(n.outputs[0]).type = out_type;
       return;
@@ -167,23 +179,14 @@ struct Rewriter {
   // MX blocks of 32 down the contraction, dequantised to bf16 on chip (the conv kernel has no
   // MX path).
   void conv(const Node& n) {
-    const std::string& w = n.inputs[1];
-    const Shape ws = g.tensor(w).shape;
-    if (is_mx(o.format) && ws[0] % 32 != 0) { ++sum.skipped; e.nodes().push_back(n); return; }
-    const auto [c, sc] = codes(w, true);
+    const Shape ws = g.tensor(n.inputs[1]).shape;
+    std::pair<std::string, std::string> cs;
+    if (!weight_codes(n, cs)) return;
+    const auto& [c, sc] = cs;
     const ElemType out_type = g.tensor(n.outputs[0]).type;
-    Node m = n;
-    if (!is_scaled(o.format) && !is_mx(o.format)) {
-      m.inputs[1] = c;  // fp16/bf16 values
-      e.nodes().push_back(m);
-      return;
-    }
     if (is_mx(o.format)) {
-      const std::string c3 = e.add(OpKind::Reshape, n.name + ".mx_codes", {c, e.ints("shape", {ws[0] / 32, 32, ws[1]})});
-      const std::string s3 = e.add(OpKind::Reshape, n.name + ".mx_scales", {sc, e.ints("shape", {ws[0] / 32, 1, ws[1]})});
-      std::string d = e.add(OpKind::Mul, n.name + ".mx_dequantize", {c3, s3});
-      g.tensor(d).type = ElemType::BFloat16;
-      m.inputs[1] = e.add(OpKind::Reshape, n.name + ".mx_weight", {d, e.ints("shape", ws)});
+      Node m = n;
+      m.inputs[1] = mx_dequantized(n, c, sc, ws);
       e.nodes().push_back(m);
       return;
     }
