@@ -147,6 +147,28 @@ def test_mx_activations_on_trn3_run_the_mx_matmul_and_match_numpy(embedding_mode
     assert weight_only["changes"]["mx_matmuls"] == 0 and weight_only["changes"]["dequantize_ops"] >= 1
 
 
+def test_mx_matmul_over_several_tiles_matches_numpy(tmp_path):
+    """K = 256 (two K tiles: the weight block's codes and scales in one DMA each), 200 rows (a
+    partial row tile), 640 columns (column blocks), a Relu epilogue; bf16 policy (A rows in bf16
+    before QuantizeMX)."""
+    rng = np.random.default_rng(9)
+    Kb, Nb, Mb = 256, 640, 200
+    W = rng.standard_normal((Kb, Nb)).astype(np.float32) / 16
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["mm"]), helper.make_node("Relu", ["mm"], ["y"])], "mmx",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [Mb, Kb])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [Mb, Nb])], [numpy_helper.from_array(W, "W")])
+    path = str(tmp_path / "mmx.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    x = rng.standard_normal((Mb, Kb)).astype(np.float32)
+    out = str(tmp_path / "mmx.tpg")
+    r = trnsim.convert(path, out, quantize="mxfp8", activations="mxfp8", chip="trn3", dtype="bf16", calibrate={"x": x})
+    assert r["changes"]["mx_matmuls"] == 1
+    xb = x.astype(ml_dtypes.bfloat16).astype(np.float32)
+    want = np.maximum(_mx(xb, "mxfp8", axis=-1) @ _mx(W, "mxfp8", axis=0), 0)
+    # fp32 accumulation of 256 products against float64: 1e-5 of the output's range
+    np.testing.assert_allclose(_run_tpg(out, {"x": x})["y"], want, rtol=0, atol=1e-5 * np.abs(want).max())
+
+
 def test_int8_table_per_row_and_activations_match_numpy(embedding_model, tmp_path):
     path, ids, T, W, B = embedding_model
     out = str(tmp_path / "a.tpg")

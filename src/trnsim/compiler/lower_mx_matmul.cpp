@@ -74,25 +74,60 @@ void lower_mx_matmul(LowerCtx& ctx) {
   const int64_t nks = static_cast<int64_t>(ks.size()), nbl = static_cast<int64_t>(nbs.size());
   const int64_t units = static_cast<int64_t>(mts.size()) * nbl;
 
+  // Every K tile of a block's weight (or of its scales) in one DMA when K is whole 128-row tiles:
+  // partition p holds row ki * 128 + p (scales: ki * 4 + p) of each K tile ki, side by side.
+  const bool one_dma = K % 128 == 0 && nks * cols <= 32768;  // at most 32 KiB of codes per partition
+  auto load_all = [&](const View& dst, const SView& v, const TilePlan& p, int64_t rows_per_tile, Span cols, int queue) {
+    View src = ctx.view(v, p, 0, 0, {0, rows_per_tile}, cols);
+    isa::AccessPattern ap = src.ap();
+    ap.ndims = 2;
+    ap.dims[0] = {static_cast<int32_t>(rows_per_tile * N), static_cast<int32_t>(nks)};
+    ap.dims[1] = {1, static_cast<int32_t>(cols.size)};
+    kb.load(dst, View(ap, {rows_per_tile, nks * cols.size}, src.buffer()), {.queue = queue});
+  };
+
+  // Units run column block by column block (the weight block stays resident while the row tiles
+  // of A pass: weight-stationary), row tiles inside.
   for_each_core_share(ctx, units, [&](int64_t first, int64_t last) {
     if (first >= last) return;
+    const int64_t wcols = one_dma ? nks * cols : cols;
     TileRing raw(kb, isa::Space::SBUF, {128, std::min(kRawCols, K)}, adt, 2, n.name + ".a");
     TileRing tp(kb, isa::Space::PSUM, {128, 128}, DType::F32, 2, n.name + ".transpose");
     TileRing ac(kb, isa::Space::SBUF, {128, 128}, xelem, static_cast<int>(2 * nks), n.name + ".aT_mx");
     TileRing asc(kb, isa::Space::SBUF, {4, 128}, DType::E8M0, static_cast<int>(2 * nks), n.name + ".aT_scale");
-    TileRing wc(kb, isa::Space::SBUF, {128, kCols}, welem, static_cast<int>(2 * nks), n.name + ".weight_mx");
-    TileRing wsc(kb, isa::Space::SBUF, {4, kCols}, DType::E8M0, static_cast<int>(2 * nks), n.name + ".weight_scale");
+    TileRing wc(kb, isa::Space::SBUF, {128, wcols}, welem, one_dma ? 2 : static_cast<int>(2 * nks), n.name + ".weight_mx");
+    TileRing wsc(kb, isa::Space::SBUF, {4, wcols}, DType::E8M0, one_dma ? 2 : static_cast<int>(2 * nks), n.name + ".weight_scale");
     TileRing acc(kb, isa::Space::PSUM, {128, kCols}, DType::F32, 2, n.name + ".acc");
     TileRing res(kb, isa::Space::SBUF, {128, kCols}, DType::F32, 2, n.name + ".result");
     TileRing opr(kb, isa::Space::SBUF, {128, kCols}, DType::F32, 2, n.name + ".operand");
     TileRing tmp(kb, isa::Space::SBUF, {128, kCols}, DType::F32, 2, n.name + ".tmp");
-    int64_t cached = -1, evac = 0;
-    std::vector<std::pair<View, View>> a_t;  // the row tile's A^T per K tile: MX codes and scales
+    int64_t cached_a = -1, cached_w = -1, evac = 0;
+    std::vector<std::pair<View, View>> a_t, w_t;  // per K tile: MX codes and scales of A^T / of the weight block
     for (int64_t u = first; u < last; ++u) {
-      const int64_t mi = u / nbl;
-      const Span mt = mts[static_cast<size_t>(mi)], cb = nbs[static_cast<size_t>(u % nbl)];
-      if (mi != cached) {  // A rows loaded wide, transposed on TensorE, quantised out of PSUM
-        cached = mi;
+      const int64_t mi = u % nmt, ni = u / nmt;
+      const Span mt = mts[static_cast<size_t>(mi)], cb = nbs[static_cast<size_t>(ni)];
+      if (ni != cached_w) {  // the block's codes and scales, at their own width
+        cached_w = ni;
+        w_t.clear();
+        if (one_dma) {
+          const View wt = kernels::corner(wc.next(), 128, nks * cb.size), wst = kernels::corner(wsc.next(), 4, nks * cb.size);
+          load_all(wt, w, pw, 128, cb, 2 + static_cast<int>(ni % 6));
+          load_all(wst, sc, ps, 4, cb, 8 + static_cast<int>(ni % 3));
+          for (int64_t ki = 0; ki < nks; ++ki)
+            w_t.emplace_back(wt.slice({{0, 128}, {ki * cb.size, (ki + 1) * cb.size}}), wst.slice({{0, 4}, {ki * cb.size, (ki + 1) * cb.size}}));
+        } else {
+          for (int64_t ki = 0; ki < nks; ++ki) {
+            const Span& kt = ks[static_cast<size_t>(ki)];
+            const Span k32{kt.begin / 32, (kt.size + 31) / 32};
+            View wt = kernels::corner(wc.next(), kt.size, cb.size), wst = kernels::corner(wsc.next(), k32.size, cb.size);
+            kb.load(wt, ctx.view(w, pw, 0, 0, kt, cb), {.queue = 2 + static_cast<int>(ki % 6)});
+            kb.load(wst, ctx.view(sc, ps, 0, 0, k32, cb), {.queue = 8 + static_cast<int>(ki % 3)});
+            w_t.emplace_back(wt, wst);
+          }
+        }
+      }
+      if (mi != cached_a) {  // A rows loaded wide, transposed on TensorE, quantised out of PSUM
+        cached_a = mi;
         a_t.clear();
         for (const Span& kt : ks)
           a_t.emplace_back(kernels::corner(ac.next(), kt.size, mt.size), kernels::corner(asc.next(), (kt.size + 31) / 32, mt.size));
@@ -109,12 +144,8 @@ void lower_mx_matmul(LowerCtx& ctx) {
       }
       View ps_t = kernels::corner(acc.next(), mt.size, cb.size);
       for (int64_t ki = 0; ki < nks; ++ki) {
-        const Span& kt = ks[static_cast<size_t>(ki)];
-        const Span kb32{kt.begin / 32, (kt.size + 31) / 32};
-        View wt = kernels::corner(wc.next(), kt.size, cb.size), wst = kernels::corner(wsc.next(), kb32.size, cb.size);
-        kb.load(wt, ctx.view(w, pw, 0, 0, kt, cb), {.queue = 2 + static_cast<int>(ki % 6)});
-        kb.load(wst, ctx.view(sc, ps, 0, 0, kb32, cb), {.queue = 8 + static_cast<int>(ki % 3)});
         const auto& [codes, scales] = a_t[static_cast<size_t>(ki)];
+        const auto& [wt, wst] = w_t[static_cast<size_t>(ki)];
         kb.matmul_mx(ps_t, codes, scales, wt, wst, ki == 0, ki + 1 == nks);
       }
       View y = kernels::corner(res.next(), mt.size, cb.size);
