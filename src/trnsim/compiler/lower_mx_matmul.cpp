@@ -77,13 +77,13 @@ void lower_mx_matmul(LowerCtx& ctx) {
   // Every K tile of a block's weight (or of its scales) in one DMA when K is whole 128-row tiles:
   // partition p holds row ki * 128 + p (scales: ki * 4 + p) of each K tile ki, side by side.
   const bool one_dma = K % 128 == 0 && nks * cols <= 32768;  // at most 32 KiB of codes per partition
-  auto load_all = [&](const View& dst, const SView& v, const TilePlan& p, int64_t rows_per_tile, Span cols, int queue) {
-    View src = ctx.view(v, p, 0, 0, {0, rows_per_tile}, cols);
+  auto load_all = [&](const View& dst, const SView& v, const TilePlan& p, int64_t rows_per_tile, Span block, int queue) {
+    View src = ctx.view(v, p, 0, 0, {0, rows_per_tile}, block);
     isa::AccessPattern ap = src.ap();
     ap.ndims = 2;
     ap.dims[0] = {static_cast<int32_t>(rows_per_tile * N), static_cast<int32_t>(nks)};
-    ap.dims[1] = {1, static_cast<int32_t>(cols.size)};
-    kb.load(dst, View(ap, {rows_per_tile, nks * cols.size}, src.buffer()), {.queue = queue});
+    ap.dims[1] = {1, static_cast<int32_t>(block.size)};
+    kb.load(dst, View(ap, {rows_per_tile, nks * block.size}, src.buffer()), {.queue = queue});
   };
 
   // Units run column block by column block (the weight block stays resident while the row tiles
