@@ -1,6 +1,5 @@
-// A MatMul by an MX-quantised weight with MX activations (the quantize pass marks it
-// `mx_matmul`; inputs: A [..., K], the weight's element codes [K, N], its E8M0 scales
-// [K/32, N]) on TensorE's MX path (isa::MatmulMx, Trainium3). As the bf16 kernel, A^T is the
+// MatMulMX, a MatMul by an MX-quantised weight with MX activations (made by the quantize pass;
+// inputs: A [..., K], the weight's element codes [K, N], its E8M0 scales [K/32, N]) on TensorE's MX path (isa::MatmulMx, Trainium3). As the bf16 kernel, A^T is the
 // stationary operand and the weight the moving one, so PSUM holds the result [rows, columns]:
 // rows of A are loaded, transposed on TensorE 128 x 128 and quantised to MX out of PSUM by
 // QuantizeMX on VectorE (blocks of 32 along K, the partition axis); the weight's codes and

@@ -146,10 +146,8 @@ struct Rewriter {
     const auto& [c, sc] = cs;
     const ElemType out_type = g.tensor(n.outputs[0]).type;
     if (is_mx(o.format) && o.mx_activations != QuantFormat::None) {  // TensorE's MX path (lower_mx_matmul.h)
-      std::map<std::string, AttrValue> attrs = n.attrs;
-      attrs["mx_matmul"] = int64_t{1};
-      attrs["mx_activations"] = std::string(quant_format_name(o.mx_activations));
-      e.add(OpKind::MatMul, n.name, {n.inputs[0], c, sc}, std::move(attrs), n.outputs[0]);
+      e.add(OpKind::MatMulMx, n.name, {n.inputs[0], c, sc}, {{"mx_activations", std::string(quant_format_name(o.mx_activations))}},
+            n.outputs[0]);
       g.tensor(n.outputs[0]).type = out_type;
       ++sum.activations;
       return;

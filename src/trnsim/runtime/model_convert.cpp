@@ -42,7 +42,7 @@ nlohmann::json changes(const compiler::Graph& g) {
   int sparse = 0, dequant = 0, mx = 0;
   for (const auto& n : g.nodes) {
     if (n.i("sparse_4_16", 0)) ++sparse;
-    if (n.i("mx_matmul", 0)) ++mx;
+    if (n.op == compiler::OpKind::MatMulMx) ++mx;
     for (const auto& e : n.epilogue) dequant += e.fused_node.find("dequantize") != std::string::npos;
     dequant += n.name.find("dequantize") != std::string::npos;
   }

@@ -4,7 +4,6 @@
 // split, partial sums all-reduced) MatMul, or along a shared batch (head) axis.
 #include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/lower_matmul.h"
-#include "trnsim/compiler/lower_mx_matmul.h"
 #include "trnsim/compiler/lower_sparse_matmul.h"
 #include "trnsim/compiler/op_unit.h"
 #include "trnsim/compiler/tp_rules.h"
@@ -13,8 +12,6 @@ namespace trnsim::compiler {
 namespace {
 
 void infer(Graph& g, const Node& n) {
-  if (n.inputs.size() == 3 && !n.i("mx_matmul", 0))  // the third is an MX weight's scales (quantize pass)
-    throw ShapeError(fmt::format("node '{}': MatMul takes 2 inputs, got 3", n.name));
   Shape a = input(g, n, 0).shape, b = input(g, n, 1).shape;
   if (a.empty() || b.empty()) throw ShapeError(fmt::format("node '{}': MatMul of a scalar", n.name));
   bool a1 = a.size() == 1, b1 = b.size() == 1;
@@ -37,11 +34,9 @@ int64_t work_units(const Graph& g, const Node& n) {
   return rows * ((cols + kMinColsPerCore - 1) / kMinColsPerCore);
 }
 
-// A weight pruned 4:16 by the sparsify pass runs weight-stationary on the sparse path; an MX
-// weight with MX activations (the quantize pass's `mx_matmul`) on TensorE's MX path.
+// A weight pruned 4:16 by the sparsify pass runs weight-stationary on the sparse path.
 void lower(LowerCtx& ctx) {
   if (ctx.n.i("sparse_4_16", 0)) lower_sparse_matmul(ctx);
-  else if (ctx.n.i("mx_matmul", 0)) lower_mx_matmul(ctx);
   else lower_matmul(ctx);
 }
 
@@ -78,7 +73,7 @@ int64_t tp_axis(TpCtx& c) {
 }  // namespace
 
 void register_matmul(OpRegistry& r) {
-  r.push_back({.kind = OpKind::MatMul, .name = "MatMul", .cls = OpClass::Compute, .min_inputs = 2, .max_inputs = 3, .attributes = {},
+  r.push_back({.kind = OpKind::MatMul, .name = "MatMul", .cls = OpClass::Compute, .min_inputs = 2, .max_inputs = 2, .attributes = {},
                .rules = {.infer = infer, .lower = lower, .parallel_units = work_units, .tp_axis = tp_axis}});
 }
 
