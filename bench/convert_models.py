@@ -1,9 +1,9 @@
 """trnsim convert figures (docs/convert.md): size, accuracy and time of each quantisation format
 and of 4:16 sparsity on all-MiniLM-L6-v2 (4 sentences x 32 tokens, calibrated on those inputs),
-and 4:16 sparsity on one large MatMul ([1024, 2048] @ [2048, 2048], where TensorE's sparse rate
-shows end to end).
+a CNN's conv weights (tiny ResNet-18 at width 32), and one large MatMul ([1024, 2048] @
+[2048, 2048]) where TensorE's sparse rate (Trn2) and MX rate (Trn3) show end to end.
 
-    PYTHONPATH=python .venv/bin/python bench/convert_models.py [--json] [--only minilm|matmul]
+    PYTHONPATH=python .venv/bin/python bench/convert_models.py [--json] [--only minilm|cnn|matmul|mx]
 """
 from __future__ import annotations
 
@@ -22,8 +22,17 @@ import trnsim  # noqa: E402
 MINILM_CASES = [
     dict(quantize="int8", per_channel=True), dict(quantize="int8", per_channel=False), dict(quantize="fp8", per_channel=True),
     dict(quantize="int8", per_channel=True, activations=True), dict(quantize="mxfp8", chip="trn3"),
-    dict(quantize="mxfp4", chip="trn3"), dict(sparsity="4:16", dtype="bf16"),
+    dict(quantize="mxfp4", chip="trn3"), dict(quantize="mxfp8", chip="trn3", activations="mxfp8"),
+    dict(quantize="mxfp4", chip="trn3", activations="mxfp4"), dict(quantize="mxfp4", chip="trn3", activations="mxfp8"),
+    dict(sparsity="4:16", dtype="bf16"),
 ]
+# Conv weights (implicit GEMM): int8/fp8 per output channel, MX along the contraction.
+CNN_CASES = [dict(quantize="int8", chip="trn2"), dict(quantize="fp8", chip="trn2"), dict(quantize="mxfp8", chip="trn3"),
+             dict(quantize="mxfp4", chip="trn3")]
+# One large MatMul on Trainium3: the MX matmul's rate end to end (bf16 policy for the A rows).
+MX_MATMUL_CASES = [dict(quantize="bf16", dtype="bf16", chip="trn3"), dict(quantize="mxfp8", dtype="bf16", chip="trn3"),
+                   dict(quantize="mxfp8", activations="mxfp8", dtype="bf16", chip="trn3"),
+                   dict(quantize="mxfp4", activations="mxfp4", dtype="bf16", chip="trn3")]
 
 
 def _minilm(tmp):
@@ -33,6 +42,15 @@ def _minilm(tmp):
     feeds = {"input_ids": ids.numpy(), "attention_mask": mask.numpy(), "token_type_ids": tt.numpy()}
     path = models.export(embedder, (ids, mask, tt), os.path.join(tmp, "minilm.onnx"), list(feeds), ["embedding"])
     return path, feeds
+
+
+def _cnn(tmp):
+    """tiny_resnet at width 32 (ResNet-18's layout, channels 32..256) on one 3x64x64 image."""
+    from trnsim import models
+    import torch
+    x = torch.from_numpy(np.random.default_rng(0).standard_normal((1, 3, 64, 64)).astype(np.float32))
+    path = models.export(models.tiny_resnet(width=32), (x,), os.path.join(tmp, "resnet.onnx"), ["x"], ["logits"])
+    return path, {"x": x.numpy()}
 
 
 def _matmul(tmp, m=1024, k=2048, n=2048):
@@ -50,13 +68,14 @@ def _matmul(tmp, m=1024, k=2048, n=2048):
 def _row(model, case, r):
     return {"model": model, **case, "min_cosine": r["min_cosine"], "weight_size_ratio": r["weight_size_ratio"],
             "file_size_ratio": r["file_size_ratio"], "time_s": r["time_s"], "fp32_time_s": r["fp32_time_s"],
-            "time_saved_s": r["time_saved_s"], "weight_bytes": r["weight_bytes"], "fp32_weight_bytes": r["fp32_weight_bytes"]}
+            "time_saved_s": r["time_saved_s"], "weight_bytes": r["weight_bytes"], "fp32_weight_bytes": r["fp32_weight_bytes"],
+            "file_bytes": r["file_bytes"], "mx_matmuls": r["changes"]["mx_matmuls"]}
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true")
-    p.add_argument("--only", choices=["minilm", "matmul"])
+    p.add_argument("--only", choices=["minilm", "cnn", "matmul", "mx"])
     args = p.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -64,6 +83,14 @@ def main(argv=None) -> int:
             path, feeds = _minilm(tmp)
             for case in MINILM_CASES:
                 rows.append(_row("all-MiniLM-L6-v2", case, trnsim.convert(path, os.path.join(tmp, "m.tpg"), calibrate=feeds, **case)))
+        if args.only in (None, "cnn"):
+            path, feeds = _cnn(tmp)
+            for case in CNN_CASES:
+                rows.append(_row("tiny ResNet-18 (w32)", case, trnsim.convert(path, os.path.join(tmp, "c.tpg"), calibrate=feeds, **case)))
+        if args.only in (None, "mx"):
+            path = _matmul(tmp)
+            for case in MX_MATMUL_CASES:
+                rows.append(_row("MatMul 1024x2048x2048", case, trnsim.convert(path, os.path.join(tmp, "x.tpg"), **case)))
         if args.only in (None, "matmul"):
             case = dict(sparsity="4:16", dtype="bf16", chip="trn2")
             rows.append(_row("MatMul 1024x2048x2048", case, trnsim.convert(_matmul(tmp), os.path.join(tmp, "s.tpg"), **case)))

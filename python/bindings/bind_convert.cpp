@@ -18,7 +18,7 @@ using namespace trnsim;
 namespace {
 
 std::string convert(const std::string& model, const std::string& output, const std::string& chip, const std::string& dtype,
-                    const std::string& quantize, const std::string& calibrate, bool per_channel, bool activations,
+                    const std::string& quantize, const std::string& calibrate, bool per_channel, const std::string& activations,
                     const std::string& sparsity, int64_t batch, const std::map<std::string, int64_t>& dims, uint64_t seed) {
   runtime::ConvertRequest r;
   r.model = model;
@@ -30,7 +30,7 @@ std::string convert(const std::string& model, const std::string& output, const s
   r.options.dims = dims;
   if (!quantize.empty() && quantize != "none") r.options.quant.format = compiler::parse_quant_format(quantize);
   r.options.quant.per_channel = per_channel;
-  r.options.quant.activations = activations;
+  if (!activations.empty()) compiler::apply_activations_option(r.options.quant, activations == "on" ? "" : activations);
   if (!sparsity.empty() && sparsity != "none") {
     if (sparsity != "4:16") throw trnsim::ConfigError("sparsity " + sparsity + ": expected 4:16 (TensorE's structured-sparse pattern)");
     r.options.quant.sparse_4_16 = true;

@@ -259,6 +259,12 @@ void bind(nb::module_& root) {
         nb::arg("out"), nb::arg("stationary"), nb::arg("moving"), nb::arg("start") = true, nb::arg("stop") = true,
         nb::arg("sparse_stationary") = false)
       .def("transpose", [](PyBuilder& b, const View& o, const View& i) { b.b().transpose(o, i); }, nb::arg("out"), nb::arg("in_"))
+      .def("matmul_mx", [](PyBuilder& b, const View& o, const View& st, const View& sts, const View& mv, const View& mvs, bool start,
+                           bool stop) { b.b().matmul_mx(o, st, sts, mv, mvs, start, stop); },
+           nb::arg("out"), nb::arg("stationary"), nb::arg("stationary_scale"), nb::arg("moving"), nb::arg("moving_scale"),
+           nb::arg("start") = true, nb::arg("stop") = true)
+      .def("quantize_mx", [](PyBuilder& b, const View& o, const View& s, const View& i) { b.b().quantize_mx(o, s, i); },
+           nb::arg("out"), nb::arg("out_scale"), nb::arg("in_"))
       .def("tensor_tensor", [](PyBuilder& b, const View& o, const View& a, const View& c, const std::string& op,
                                std::optional<std::string> e) { b.b().tensor_tensor(o, a, c, alu(op), opts(e, -1)); },
            nb::arg("out"), nb::arg("in0"), nb::arg("in1"), nb::arg("op"), nb::arg("engine") = nb::none())

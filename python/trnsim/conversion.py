@@ -26,10 +26,12 @@ __all__ = ["convert"]
 
 def convert(model: Union[str, os.PathLike], output: Union[str, os.PathLike, None] = None, *, quantize: Optional[str] = None,
             chip: str = "trn2", dtype: str = "fp32", calibrate: Union[str, os.PathLike, Mapping[str, Any], None] = None,
-            per_channel: bool = True, activations: bool = False, sparsity: Optional[str] = None, batch: int = 1,
+            per_channel: bool = True, activations: Union[bool, str] = False, sparsity: Optional[str] = None, batch: int = 1,
             dims: Optional[Mapping[str, int]] = None, seed: int = 0) -> dict:
     """Converts an ONNX file; writes the program to ``output`` (when given); returns the report
-    (the JSON of ``trnsim convert --json``)."""
+    (the JSON of ``trnsim convert --json``). ``activations``: True quantises MatMul inputs for
+    int8/fp8 weights (calibrated ranges); "mxfp8" or "mxfp4" with MX weights quantises them to MX
+    on chip and runs TensorE's MX matmul (Trainium3)."""
     with tempfile.TemporaryDirectory() as tmp:
         cal = ""
         if isinstance(calibrate, Mapping):
@@ -38,7 +40,7 @@ def convert(model: Union[str, os.PathLike], output: Union[str, os.PathLike, None
         elif calibrate is not None:
             cal = os.fspath(calibrate)
         text = _core.convert.convert(os.fspath(model), os.fspath(output) if output else "", chip, dtype, quantize or "",
-                                     cal, per_channel, activations, sparsity or "", batch, dict(dims or {}), seed)
+                                     cal, per_channel, "on" if activations is True else (activations or ""), sparsity or "", batch, dict(dims or {}), seed)
     report = json.loads(text)
     if isinstance(calibrate, Mapping):
         report["inputs"] = "calibration arrays passed as a dict"

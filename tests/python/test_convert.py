@@ -131,6 +131,44 @@ def test_mx_weights_on_trn3_match_numpy(embedding_model, tmp_path, kind):
     assert 0 < r["min_cosine"] < 1
 
 
+@pytest.mark.parametrize("kind, act", [("mxfp8", "mxfp8"), ("mxfp4", "mxfp4"), ("mxfp4", "mxfp8")])
+def test_mx_activations_on_trn3_run_the_mx_matmul_and_match_numpy(embedding_model, tmp_path, kind, act):
+    """Weights and activations both MX: the MatMul input quantised on chip (QuantizeMX, blocks of
+    32 along K), TensorE's MX matmul, no dequantise op and no bf16 weight."""
+    path, ids, T, W, B = embedding_model
+    out = str(tmp_path / "mxa.tpg")
+    r = trnsim.convert(path, out, quantize=kind, activations=act, chip="trn3")
+    assert r["changes"]["mx_matmuls"] == 1 and r["mx_activations"] == act
+    e = _mx(T, kind, axis=1)[ids]                   # the table's rows (weights-only MX, dequantised)
+    want = _mx(e, act, axis=-1) @ _mx(W, kind, axis=0) + B
+    # fp32 accumulation of 64 products against float64: 1e-5 of the output's range
+    np.testing.assert_allclose(_run_tpg(out, {"ids": ids})["y"], want, rtol=0, atol=1e-5 * np.abs(want).max())
+    weight_only = trnsim.convert(path, None, quantize=kind, chip="trn3")
+    assert weight_only["changes"]["mx_matmuls"] == 0 and weight_only["changes"]["dequantize_ops"] >= 1
+
+
+def test_mx_matmul_over_several_tiles_matches_numpy(tmp_path):
+    """K = 256 (two K tiles: the weight block's codes and scales in one DMA each), 200 rows (a
+    partial row tile), 640 columns (column blocks), a Relu epilogue; bf16 policy (A rows in bf16
+    before QuantizeMX)."""
+    rng = np.random.default_rng(9)
+    Kb, Nb, Mb = 256, 640, 200
+    W = rng.standard_normal((Kb, Nb)).astype(np.float32) / 16
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["mm"]), helper.make_node("Relu", ["mm"], ["y"])], "mmx",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [Mb, Kb])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [Mb, Nb])], [numpy_helper.from_array(W, "W")])
+    path = str(tmp_path / "mmx.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    x = rng.standard_normal((Mb, Kb)).astype(np.float32)
+    out = str(tmp_path / "mmx.tpg")
+    r = trnsim.convert(path, out, quantize="mxfp8", activations="mxfp8", chip="trn3", dtype="bf16", calibrate={"x": x})
+    assert r["changes"]["mx_matmuls"] == 1
+    xb = x.astype(ml_dtypes.bfloat16).astype(np.float32)
+    want = np.maximum(_mx(xb, "mxfp8", axis=-1) @ _mx(W, "mxfp8", axis=0), 0)
+    # fp32 accumulation of 256 products against float64: 1e-5 of the output's range
+    np.testing.assert_allclose(_run_tpg(out, {"x": x})["y"], want, rtol=0, atol=1e-5 * np.abs(want).max())
+
+
 def test_int8_table_per_row_and_activations_match_numpy(embedding_model, tmp_path):
     path, ids, T, W, B = embedding_model
     out = str(tmp_path / "a.tpg")
@@ -142,6 +180,51 @@ def test_int8_table_per_row_and_activations_match_numpy(embedding_model, tmp_pat
     wq, ws = _scaled(W, 127, 0, "int8")
     want = (ea @ wq) * (sa * ws).astype(np.float32) + B
     np.testing.assert_allclose(_run_tpg(out, {"ids": ids})["y"], want, rtol=0, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.fixture(scope="module")
+def conv_model(tmp_path_factory):
+    """y = relu(conv3x3(x, Wc) + Bc): C_in 32 (x 9 taps = 288 = 9 blocks of 32), C_out 24."""
+    rng = np.random.default_rng(5)
+    Wc = rng.standard_normal((24, 32, 3, 3)).astype(np.float32) * 0.2
+    Bc = rng.standard_normal((24,)).astype(np.float32)
+    g = helper.make_graph([helper.make_node("Conv", ["x", "Wc", "Bc"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["y"])],
+                          "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 24, 8, 8])],
+                          [numpy_helper.from_array(Wc, "Wc"), numpy_helper.from_array(Bc, "Bc")])
+    path = tmp_path_factory.mktemp("convert") / "conv.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    x = rng.standard_normal((1, 32, 8, 8)).astype(np.float32)
+    return str(path), x, Wc, Bc
+
+
+def _conv(x, w, b):
+    """numpy 3x3 convolution, stride 1, pad 1, float64."""
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    out = np.zeros((x.shape[0], w.shape[0], x.shape[2], x.shape[3]))
+    for i in range(3):
+        for j in range(3):
+            out += np.einsum("nchw,mc->nmhw", xp[:, :, i:i + x.shape[2], j:j + x.shape[3]], w[:, :, i, j])
+    return out + b[None, :, None, None]
+
+
+@pytest.mark.parametrize("kind, chip", [("int8", "trn2"), ("fp8", "trn2"), ("mxfp8", "trn3"), ("mxfp4", "trn3")])
+def test_conv_weights_quantised_match_numpy(conv_model, tmp_path, kind, chip):
+    """int8/fp8 per output channel; MX in blocks of 32 along the contraction, laid out as the
+    implicit GEMM's weight [kh x kw x C_in, C_out] (tap-major: 32 channels of one tap per block)."""
+    path, x, Wc, Bc = conv_model
+    out = str(tmp_path / "cq.tpg")
+    r = trnsim.convert(path, out, quantize=kind, chip=chip, calibrate={"x": x})
+    w2 = Wc.transpose(2, 3, 1, 0).reshape(9 * 32, 24)             # [taps x C_in, C_out]
+    if kind in ("int8", "fp8"):
+        q, s = _scaled(w2, 127 if kind == "int8" else 448, 0, kind)
+        wq = q * s.astype(np.float64)
+    else:
+        wq = _mx(w2, kind, axis=0)
+    want = np.maximum(_conv(x, wq.reshape(3, 3, 32, 24).transpose(3, 2, 0, 1), Bc), 0)
+    # fp32 accumulation of 288 products against float64: 1e-5 of the output's range
+    np.testing.assert_allclose(_run_tpg(out, {"x": x})["y"], want, rtol=0, atol=1e-5 * np.abs(want).max())
+    assert r["weight_size_ratio"] < (0.3 if kind != "mxfp4" else 0.2)
 
 
 def _prune(w):
@@ -175,6 +258,10 @@ def test_sparse_4_16_matches_numpy(matmul_model, tmp_path):
     ([], ["--quantize"]),
     (["--quantize", "bf16", "--activations"], ["--activations"]),
     (["--quantize", "int8", "--dtype", "fp8"], ["int8", "--dtype fp8"]),
+    (["--quantize", "int8", "--activations", "mxfp8"], ["mxfp8", "MX weights"]),
+    (["--quantize", "mxfp8", "--chip", "trn3", "--activations"], ["--activations mxfp8"]),
+    (["--quantize", "mxfp8", "--chip", "trn3", "--activations", "int4"], ["int4"]),
+    (["--quantize", "mxfp8", "--chip", "trn2", "--activations", "mxfp8"], ["trn2", "trn3"]),
 ])
 def test_convert_errors_are_one_line(matmul_model, tmp_path, args, words):
     path = matmul_model[0]

@@ -88,3 +88,53 @@ def test_mx_shape_errors():
         tn.mx_dequantize(np.zeros((2, 64), np.uint8), np.zeros((2, 1), np.uint8), "mxfp4")
     with pytest.raises(tn.UnsupportedError):
         tn.mx_quantize(np.zeros(32), "fp8_e4m3")
+
+
+# ---- the MX instructions on a simulated Trainium3 (QuantizeMX, then TensorE's MX matmul) ----
+
+@pytest.mark.parametrize("a_fmt, x_fmt", [("mxfp8_e4m3", "mxfp4"), ("mxfp8_e5m2", "mxfp8_e4m3")])
+def test_mx_matmul_instruction_matches_ml_dtypes_and_fp64(a_fmt, x_fmt):
+    """A [K, M] and X [K, N] (K = 100 on the partitions: three blocks of 32 and a short one) are
+    quantised by QuantizeMX along K and multiplied by matmul_mx into fp32 PSUM. The codes and
+    scales must equal ref_mx's bit for bit (read back as values); the product must equal the
+    float64 product of ref_mx's dequantised values within fp32 accumulation: K ulps of sum|a x|."""
+    import trnsim
+    K, M, N = 100, 64, 80
+    elem = {"mxfp8_e4m3": "fp8_e4m3", "mxfp8_e5m2": "fp8_e5m2", "mxfp4": "fp4_e2m1"}
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal((K, M)) * np.exp2(rng.integers(-4, 5, (1, M)))).astype(np.float32)
+    x = rng.standard_normal((K, N)).astype(np.float32)
+    kb = trnsim.KernelBuilder("trn3")
+    ha, hx = kb.hbm_input("a", [K, M], "fp32"), kb.hbm_input("x", [K, N], "fp32")
+    out, a_codes = kb.hbm_output("out", [M, N], "fp32"), kb.hbm_output("a_codes", [K, M], "fp32")
+    a_scales = kb.hbm_output("a_scales", [4, M], "fp32")
+    ta, tx = kb.sbuf_tile([K, M], "fp32"), kb.sbuf_tile([K, N], "fp32")
+    ca, sa = kb.sbuf_tile([K, M], elem[a_fmt]), kb.sbuf_tile([4, M], "e8m0")
+    cx, sx = kb.sbuf_tile([K, N], elem[x_fmt]), kb.sbuf_tile([4, N], "e8m0")
+    ps = kb.psum_tile([M, N], "fp32")
+    res = kb.sbuf_tile([M, N], "fp32")
+    kb.load(ta, ha[0:K, :])
+    kb.load(tx, hx[0:K, :])
+    kb.quantize_mx(ca, sa, ta)
+    kb.quantize_mx(cx, sx, tx)
+    kb.matmul_mx(ps, ca, sa, cx, sx)
+    kb.copy(res, ps)
+    kb.store(out[0:M, :], res)
+    kb.store(a_codes[0:K, :], ca)
+    kb.store(a_scales[0:4, :], sa)
+    got = trnsim.run(kb.build(), inputs={"a": a, "x": x})["outputs"]
+    ea, sca, da = ref_mx(np.ascontiguousarray(a.T), a_fmt)   # blocks along K: the last axis of A^T
+    _, _, dx = ref_mx(np.ascontiguousarray(x.T), x_fmt)
+    el = MX[a_fmt][0]
+    np.testing.assert_array_equal(np.asarray(got["a_codes"]).T, ea.view(el).astype(np.float32))
+    np.testing.assert_array_equal(np.asarray(got["a_scales"]).T, np.exp2(sca.astype(np.float64) - 127))
+    want = da.astype(np.float64) @ dx.astype(np.float64).T
+    mag = np.abs(da.astype(np.float64)) @ np.abs(dx.astype(np.float64)).T
+    assert np.all(np.abs(np.asarray(got["out"]) - want) <= K * 2.0**-24 * mag + 1e-30)
+
+
+def test_mx_matmul_refused_on_a_chip_without_mx():
+    import trnsim
+    kb = trnsim.KernelBuilder("trn2")
+    with pytest.raises(trnsim.UnsupportedError, match="trn2 has no MX matmul"):
+        kb.quantize_mx(kb.sbuf_tile([32, 8], "fp8_e4m3"), kb.sbuf_tile([1, 8], "e8m0"), kb.sbuf_tile([32, 8], "fp32"))

@@ -1,5 +1,5 @@
 // `trnsim convert model.onnx -o model.tpg --quantize int8 [--calibrate inputs.npz]
-// [--per-channel|--per-tensor] [--activations] [--sparsity 4:16]`: quantise (and/or prune) the weights,
+// [--per-channel|--per-tensor] [--activations [mxfp8|mxfp4]] [--sparsity 4:16]`: quantise (and/or prune) the weights,
 // compile for a chip, save the program (run it with `trnsim run model.tpg`) and report the
 // size, the time and the accuracy against the fp32 model (runtime/model_convert.h).
 #include <fmt/core.h>
@@ -23,6 +23,7 @@ struct ConvertArgs {
   uint64_t seed = 0;
   std::vector<std::string> dims;
   bool per_channel = false, per_tensor = false, activations = false, json = false;
+  std::string activations_format;  // --activations VALUE (mxfp8 / mxfp4), empty for the bare flag
 };
 
 int convert(const ConvertArgs& a) {
@@ -33,7 +34,7 @@ int convert(const ConvertArgs& a) {
   // Per channel by default: a few outlier columns make one scale per tensor lose accuracy
   // (MiniLM int8: cosine 0.973 per tensor, 0.9995 per channel).
   r.options.quant.per_channel = !a.per_tensor;
-  r.options.quant.activations = a.activations;
+  if (a.activations) compiler::apply_activations_option(r.options.quant, a.activations_format);
   if ((a.per_channel || a.per_tensor || a.activations) && a.quantize.empty())
     throw ConfigError("convert: --per-channel, --per-tensor and --activations need --quantize FORMAT");
   if (a.per_channel && a.per_tensor) throw ConfigError("convert: --per-channel and --per-tensor exclude each other");
@@ -52,7 +53,10 @@ Register reg{{"convert",
                 app.add_option("--calibrate", a->calibrate, ".npz of inputs: activation ranges and the accuracy check (else seeded random inputs)");
                 app.add_flag("--per-channel", a->per_channel, "int8/fp8: a scale per output channel (per table row): the default");
                 app.add_flag("--per-tensor", a->per_tensor, "int8/fp8: one scale per weight tensor instead of per channel");
-                app.add_flag("--activations", a->activations, "int8/fp8: quantise MatMul inputs too, with ranges calibrated on the inputs");
+                app.add_option_function<std::string>("--activations", [a](const std::string& v) { a->activations = true; a->activations_format = v; },
+                                                     "quantise MatMul inputs too: bare for int8/fp8 (ranges calibrated on the inputs); mxfp8 or mxfp4 "
+                                                     "with MX weights (QuantizeMX on chip, TensorE's MX matmul)")
+                    ->expected(0, 1);
                 app.add_option("--sparsity", a->sparsity, "4:16: prune MatMul weights and run TensorE's sparse path (Trn2/Trn3, --dtype bf16)");
                 app.add_option("--chip", a->chip, "chip preset (trn1, inf2, trn2, trn3) or a YAML file")->capture_default_str();
                 app.add_option("--dtype", a->dtype, "dtype policy: fp32, bf16 (bf16 matmul inputs, fp32 accumulation), fp8")->capture_default_str();

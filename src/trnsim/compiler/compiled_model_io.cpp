@@ -315,9 +315,9 @@ CompiledHeader read_header(BinaryReader& r) {
     throw Error(fmt::format("{}: not a trnsim compiled program (no TRNSIMPG magic; compile one with `trnsim compile model.onnx -o file.tpg`)", r.source()));
   CompiledHeader h;
   h.version = r.u32("format version");
-  if (h.version != kCompiledFormatVersion)
-    throw Error(fmt::format("{}: compiled program format version {}, this trnsim reads version {}: compile the model again",
-                            r.source(), h.version, kCompiledFormatVersion));
+  if (h.version < kOldestReadableFormatVersion || h.version > kCompiledFormatVersion)
+    throw Error(fmt::format("{}: compiled program format version {}, this trnsim reads version {} (and back to {}): compile the model again",
+                            r.source(), h.version, kCompiledFormatVersion, kOldestReadableFormatVersion));
   h.chip = r.str("chip name");
   h.chip_hash = r.u64("chip spec hash");
   return h;

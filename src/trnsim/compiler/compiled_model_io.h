@@ -19,7 +19,9 @@
 namespace trnsim::compiler {
 
 inline constexpr char kCompiledMagic[8] = {'T', 'R', 'N', 'S', 'I', 'M', 'P', 'G'};
-inline constexpr uint32_t kCompiledFormatVersion = 4;  // 2: indirect DMA (Dma::indirect, Dma::index); 3: narrow constants packed; 4: constants in their own type (const_data.h)
+inline constexpr uint32_t kCompiledFormatVersion = 5;  // 2: indirect DMA (Dma::indirect, Dma::index); 3: narrow constants packed; 4: constants in their own type (const_data.h); 5: MX instructions (MatmulMx, QuantizeMx)
+// Version 5 only added instruction kinds (at the end of isa::Op): a version-4 file reads as is.
+inline constexpr uint32_t kOldestReadableFormatVersion = 4;
 
 // FNV-1a of the chip's spec as JSON (its source path left out): two specs with equal fields
 // hash equal wherever they were loaded from.

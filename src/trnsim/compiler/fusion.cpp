@@ -27,6 +27,8 @@ constexpr int64_t kMaxLayerNormRow = 4096;
 // pre-norm sum then never goes to HBM, as Neuron keeps a layer's activations on chip.
 // `x` is the LayerNorm's input: the matmul's result `y` or a Reshape of it that keeps its rows.
 bool fuse_layernorm(Graph& g, Node& m, const Node& ln, const std::string& y, const std::string& x) {
+  // The MX and 4:16-sparse kernels apply element-wise epilogues only (no row-wide LayerNorm).
+  if (m.op == OpKind::MatMulMx || m.i("sparse_4_16", 0)) return false;
   const Shape& ys = g.tensor(y).shape;
   const Shape& xs = g.tensor(x).shape;
   if (ys.size() < 2 || xs.empty() || xs.back() != ys.back() || ln.inputs.size() < 3 || ln.inputs[0] != x ||
@@ -62,7 +64,7 @@ void fuse_epilogues(Graph& g) {
       for (const auto& o : g.nodes[i].outputs) producer[o] = i;
     for (size_t i = 0; i < g.nodes.size() && !changed; ++i) {
       Node& m = g.nodes[i];
-      if (m.op != OpKind::MatMul && (m.op != OpKind::ConvGemm || m.i("group", 1) > 1)) continue;
+      if (m.op != OpKind::MatMul && m.op != OpKind::MatMulMx && (m.op != OpKind::ConvGemm || m.i("group", 1) > 1)) continue;
       const std::string y = m.outputs[0];
       auto it = cons.find(y);
       if (it == cons.end() || it->second.size() != 1 || outputs.count(y)) continue;

@@ -31,16 +31,15 @@ TilePlan flat_plan(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_s
   return p;
 }
 
-// An epilogue operand broadcast over the output [batch..., m, N], flattened to [rows, N].
-TilePlan operand_plan(const Node& n, const SView& v, int64_t rows, int64_t cols) {
+}  // namespace
+
+TilePlan flat_operand_plan(const Node& n, const SView& v, int64_t rows, int64_t cols) {
   const size_t r = v.shape.size();
   for (size_t d = 0; d + 2 < r; ++d)
     if (v.strides[d] != v.strides[d + 1] * v.shape[d + 1])
-      throw UnsupportedError(fmt::format("unsupported: op MatMul (a sparse matmul's epilogue operand '{}' does not flatten) at node '{}'", v.tensor, n.name));
+      throw UnsupportedError(fmt::format("unsupported: op MatMul (a flattened matmul's epilogue operand '{}' does not flatten) at node '{}'", v.tensor, n.name));
   return flat_plan(rows, cols, r >= 2 ? v.strides[r - 2] : 0, v.strides[r - 1]);
 }
-
-}  // namespace
 
 void lower_sparse_matmul(LowerCtx& ctx) {
   const Node& n = ctx.n;
@@ -59,7 +58,7 @@ void lower_sparse_matmul(LowerCtx& ctx) {
   for (const auto& e : n.epilogue) {
     if (e.operand.empty()) { ops.emplace_back(); continue; }
     SView v = broadcast_view(e.operand, g.tensor(e.operand).shape, os);
-    ops.emplace_back(v, operand_plan(n, v, M, N));
+    ops.emplace_back(v, flat_operand_plan(n, v, M, N));
   }
   const auto ks = kernels::split(K, 128);
   const int64_t nks = static_cast<int64_t>(ks.size());

@@ -11,4 +11,8 @@ namespace trnsim::compiler {
 
 void lower_sparse_matmul(LowerCtx& ctx);
 
+// An epilogue operand broadcast over a matmul's output [batch..., m, N], walked as [rows, N]
+// (the sparse and MX kernels flatten the batch into rows); UnsupportedError when it does not flatten.
+TilePlan flat_operand_plan(const Node& n, const SView& v, int64_t rows, int64_t cols);
+
 }  // namespace trnsim::compiler

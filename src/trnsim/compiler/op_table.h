@@ -36,6 +36,7 @@ enum class OpKind : uint8_t {
   Im2col,  // made by Conv's decomposition (ops/conv.cpp), not an ONNX op
   ConvGemm,  // implicit-GEMM convolution made by Conv's decomposition (ops/conv_gemm.cpp)
   PoolWindow,  // windowed max/sum reduction made by the pooling decomposition (ops/pool_window.cpp)
+  MatMulMx,  // MX weight x MX activations on TensorE's MX path, made by the quantize pass (ops/matmul_mx.cpp)
   kCount
 };
 

@@ -46,6 +46,14 @@ bool weight_matmul(const Graph& g, const Node& n) {
   return n.op == OpKind::MatMul && float_const(g, n.inputs[1]) && !g.is_const(n.inputs[0]) && g.tensor(n.inputs[1]).shape.size() == 2;
 }
 
+// An implicit-GEMM convolution (Conv's decomposition) by a constant weight [taps x C/group, M]:
+// the contraction runs down its rows (kernel taps x input channels), the output channels along
+// its columns, as a MatMul weight's K and N. Grouped (depthwise) convs keep their weights.
+bool weight_conv(const Graph& g, const Node& n) {
+  return n.op == OpKind::ConvGemm && n.i("group", 1) == 1 && float_const(g, n.inputs[1]) && !g.is_const(n.inputs[0]) &&
+         g.tensor(n.inputs[1]).shape.size() == 2;
+}
+
 // A Gather of rows of a constant 2-D table by run-time indices (an embedding lookup).
 bool table_gather(const Graph& g, const Node& n) {
   return n.op == OpKind::Gather && float_const(g, n.inputs[0]) && !g.is_const(n.inputs[1]) && g.tensor(n.inputs[0]).shape.size() == 2 &&
@@ -109,24 +117,43 @@ struct Rewriter {
     return {x, s};
   }
 
+  // The codes and scales of a MatMul's or conv's weight (input 1, [K, N]); false when the node
+  // is already done: kept (MX with K not a multiple of 32) or reading fp16/bf16 values.
+  bool weight_codes(const Node& n, std::pair<std::string, std::string>& cs) {
+    const Shape ws = g.tensor(n.inputs[1]).shape;
+    if (is_mx(o.format) && ws[0] % 32 != 0) { ++sum.skipped; e.nodes().push_back(n); return false; }
+    cs = codes(n.inputs[1], true);
+    if (is_scaled(o.format) || is_mx(o.format)) return true;
+    Node m = n;
+    m.inputs[1] = cs.first;
+    e.nodes().push_back(m);
+    return false;
+  }
+
+  // An MX weight [K, N] dequantised on chip to bf16 (exact): codes x scale per 32 along K.
+  std::string mx_dequantized(const Node& n, const std::string& c, const std::string& sc, const Shape& ws) {
+    const std::string c3 = e.add(OpKind::Reshape, n.name + ".mx_codes", {c, e.ints("shape", {ws[0] / 32, 32, ws[1]})});
+    const std::string s3 = e.add(OpKind::Reshape, n.name + ".mx_scales", {sc, e.ints("shape", {ws[0] / 32, 1, ws[1]})});
+    const std::string d = e.add(OpKind::Mul, n.name + ".mx_dequantize", {c3, s3});
+    g.tensor(d).type = ElemType::BFloat16;
+    return e.add(OpKind::Reshape, n.name + ".mx_weight", {d, e.ints("shape", ws)});
+  }
+
   void matmul(const Node& n) {
-    const std::string& w = n.inputs[1];
-    const Shape ws = g.tensor(w).shape;
-    if (is_mx(o.format) && ws[0] % 32 != 0) { ++sum.skipped; e.nodes().push_back(n); return; }
-    const auto [c, sc] = codes(w, true);
+    const Shape ws = g.tensor(n.inputs[1]).shape;
+    std::pair<std::string, std::string> cs;
+    if (!weight_codes(n, cs)) return;
+    const auto& [c, sc] = cs;
     const ElemType out_type = g.tensor(n.outputs[0]).type;
-    if (!is_scaled(o.format) && !is_mx(o.format)) {
-      Node m = n;
-      m.inputs[1] = c;
-      e.nodes().push_back(m);
+    if (is_mx(o.format) && o.mx_activations != QuantFormat::None) {  // TensorE's MX path (lower_mx_matmul.h)
+      e.add(OpKind::MatMulMx, n.name, {n.inputs[0], c, sc}, {{"mx_activations", std::string(quant_format_name(o.mx_activations))}},
+            n.outputs[0]);
+      g.tensor(n.outputs[0]).type = out_type;
+      ++sum.activations;
       return;
     }
-    if (is_mx(o.format)) {  // dequantised on chip to bf16 (exact): codes x scale per 32 along K
-      const std::string c3 = e.add(OpKind::Reshape, n.name + ".mx_codes", {c, e.ints("shape", {ws[0] / 32, 32, ws[1]})});
-      const std::string s3 = e.add(OpKind::Reshape, n.name + ".mx_scales", {sc, e.ints("shape", {ws[0] / 32, 1, ws[1]})});
-      std::string d = e.add(OpKind::Mul, n.name + ".mx_dequantize", {c3, s3});
-      g.tensor(d).type = ElemType::BFloat16;
-      d = e.add(OpKind::Reshape, n.name + ".mx_weight", {d, e.ints("shape", ws)});
+    if (is_mx(o.format)) {
+      const std::string d = mx_dequantized(n, c, sc, ws);
       e.add(OpKind::MatMul, n.name, {n.inputs[0], d}, n.attrs, n.outputs[0]);
       g.tensor(n.outputs[0]).type = out_type;
       return;
@@ -142,6 +169,40 @@ struct Rewriter {
     const std::string y = e.add(OpKind::MatMul, n.name, {a, c}, n.attrs);
     g.tensor(y).type = out_type;
     e.add(OpKind::Mul, n.name + ".dequantize", {y, scale}, {}, n.outputs[0]);
+    g.tensor(n.outputs[0]).type = out_type;
+  }
+
+  // Conv weights, weight-only: int8/fp8 codes per output channel (or tensor) with the scale as
+  // a Mul after the conv and the bias after that (both fused epilogues); fp16/bf16 as they are;
+  // MX blocks of 32 down the contraction, dequantised to bf16 on chip (the conv kernel has no
+  // MX path).
+  void conv(const Node& n) {
+    const Shape ws = g.tensor(n.inputs[1]).shape;
+    std::pair<std::string, std::string> cs;
+    if (!weight_codes(n, cs)) return;
+    const auto& [c, sc] = cs;
+    const ElemType out_type = g.tensor(n.outputs[0]).type;
+    if (is_mx(o.format)) {
+      Node m = n;
+      m.inputs[1] = mx_dequantized(n, c, sc, ws);
+      e.nodes().push_back(m);
+      return;
+    }
+    // Scale and bias as [C_out, 1, 1] operands made before the conv, so the fusion pass can
+    // take both as its epilogue.
+    const Shape per_channel{ws[1], 1, 1};
+    const std::string s = o.per_channel ? e.constant(sc + ".conv", per_channel, const_values(g, sc)) : sc;
+    const bool bias = n.inputs.size() > 2 && !n.inputs[2].empty();
+    std::string b;
+    if (bias)
+      b = g.is_const(n.inputs[2]) ? e.constant(n.inputs[2] + ".conv", per_channel, const_values(g, n.inputs[2]))
+                                  : e.add(OpKind::Reshape, n.name + ".bias", {n.inputs[2], e.ints("shape", per_channel)});
+    const std::string y = e.add(OpKind::ConvGemm, n.name, {n.inputs[0], c}, n.attrs);
+    g.tensor(y).type = out_type;
+    const std::string d = e.add(OpKind::Mul, n.name + ".dequantize", {y, s}, {}, bias ? "" : n.outputs[0]);
+    g.tensor(d).type = out_type;
+    if (!bias) return;
+    e.add(OpKind::Add, n.name + ".bias_add", {d, b}, {}, n.outputs[0]);
     g.tensor(n.outputs[0]).type = out_type;
   }
 
@@ -190,6 +251,18 @@ QuantFormat parse_quant_format(std::string_view s) {
   throw UnsupportedError(fmt::format("unsupported: --quantize {} (expected fp16, bf16, fp8, int8, mxfp8 or mxfp4)", s));
 }
 
+void apply_activations_option(QuantizeOptions& o, std::string_view value) {
+  if (value.empty() || value == "on") {
+    o.activations = true;
+    return;
+  }
+  const QuantFormat f = parse_quant_format(value);
+  if (!is_mx(f))
+    throw UnsupportedError(fmt::format("unsupported: --activations {} (give mxfp8 or mxfp4 for MX weights; for int8/fp8 weights "
+                                       "--activations takes no value)", value));
+  o.mx_activations = f;
+}
+
 std::string_view quant_format_name(QuantFormat f) {
   for (const auto& [k, name] : kFormats)
     if (k == f) return name;
@@ -205,6 +278,12 @@ void check_quantize_options(const QuantizeOptions& o, const hw::ChipSpec& chip, 
       throw UnsupportedError(fmt::format("unsupported: --quantize {} on {} ({} has no MX matmul; Trainium3 has, e.g. --chip trn3)",
                                          quant_format_name(o.format), chip.name, chip.display_name.empty() ? chip.name : chip.display_name));
   }
+  if (o.mx_activations != QuantFormat::None && !is_mx(o.format))
+    throw UnsupportedError(fmt::format("unsupported: --activations {} with --quantize {} (MX activations go with MX weights: "
+                                       "--quantize mxfp8 or mxfp4 on trn3)", quant_format_name(o.mx_activations), quant_format_name(o.format)));
+  if (o.activations && is_mx(o.format))
+    throw UnsupportedError(fmt::format("unsupported: --activations with --quantize {} needs the MX format of the activations "
+                                       "(--activations mxfp8 or --activations mxfp4)", quant_format_name(o.format)));
   if (o.activations && !is_scaled(o.format))
     throw UnsupportedError(fmt::format("unsupported: --activations with --quantize {} (activations are quantised for int8 and fp8; "
                                        "for 16-bit activations use --dtype bf16)", quant_format_name(o.format)));
@@ -234,6 +313,8 @@ QuantizeSummary quantize_graph(Graph& g, const QuantizeOptions& o) {
       r.matmul(n);
     } else if (table_gather(g, n)) {
       r.gather(n);
+    } else if (weight_conv(g, n)) {
+      r.conv(n);
     } else {
       r.e.nodes().push_back(n);
     }

@@ -29,10 +29,18 @@ struct QuantizeOptions {
   QuantFormat format = QuantFormat::None;
   bool per_channel = true;    // int8/fp8: one scale per output channel (per row of a table); false: per tensor
   bool activations = false;   // int8/fp8: quantise MatMul inputs too, with `ranges`
+  // MX weights: MatMul inputs quantised to this MX format (MXFP8 or MXFP4) on chip by
+  // QuantizeMX, per block of 32 along K (no calibration), and the MatMul on TensorE's MX path.
+  // None: bf16/fp32 activations against the weights dequantised on VectorE (TensorE's MX
+  // matmul takes MX on both sides: no mixed bf16 x MX mode is modelled).
+  QuantFormat mx_activations = QuantFormat::None;
   bool calibrate = false;     // quantise nothing: make the inputs it would quantise graph outputs
   std::map<std::string, double> ranges;  // activation tensor -> calibrated max |x|
   bool sparse_4_16 = false;   // prune MatMul weights 4:16 (the sparsify pass)
 };
+
+// `--activations VALUE`: "" (int8/fp8: the weight format) or mxfp8 / mxfp4 (MX weights) into o.
+void apply_activations_option(QuantizeOptions& o, std::string_view value);
 
 // The chip can run what was asked: MX formats need an MX TensorE (Trn3), 4:16 sparsity a
 // sparse TensorE (Trn2/Trn3) and 16-bit matmul operands; int8 codes are not exact in fp8

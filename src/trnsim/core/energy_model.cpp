@@ -46,6 +46,8 @@ Access operand_energy(const isa::Op& op, double sbuf, double psum, double hbm) {
       if constexpr (requires { o.in; }) add(o.in);
       if constexpr (requires { o.in0; }) { add(o.in0); add(o.in1); }
       if constexpr (requires { o.stationary; }) { add(o.stationary); add(o.moving); }
+      if constexpr (requires { o.stationary_scale; }) { add(o.stationary_scale); add(o.moving_scale); }
+      if constexpr (requires { o.out_scale; }) add(o.out_scale);
       if constexpr (requires { o.pred; }) { add(o.pred); add(o.on_true); add(o.on_false); }
       if constexpr (requires { o.index; }) add(o.index);
       if constexpr (requires { o.s0; }) { add_scalar(o.s0); add_scalar(o.s1); }
@@ -72,6 +74,8 @@ InstructionEnergy EnergyModel::of(const isa::Op& op, isa::Engine engine) const {
       if (const auto* m = std::get_if<isa::Matmul>(&op)) in = &m->moving;
       else if (const auto* t = std::get_if<isa::Transpose>(&op)) in = &t->in;
       if (in) e.unit_j += 0.5 * work * mac_j_[static_cast<int>(in->dtype)];
+      if (const auto* mx = std::get_if<isa::MatmulMx>(&op))  // priced as its MX format's MAC
+        e.unit_j += 0.5 * work * mac_j_[static_cast<int>(isa::mx_block_dtype(mx->moving.dtype).value_or(mx->moving.dtype))];
       break;
     }
     case isa::Engine::Vector: e.unit_j += work * vector_j_; break;

@@ -101,6 +101,8 @@ uint8_t spaces(const isa::Op& op) {
     else if constexpr (std::is_same_v<T, isa::Gather>) { add(o.out); add(o.in); add(o.index); }
     else if constexpr (std::is_same_v<T, isa::Memset> || std::is_same_v<T, isa::Iota>) { add(o.out); }
     else if constexpr (std::is_same_v<T, isa::Matmul>) { add(o.out); add(o.stationary); add(o.moving); }
+    else if constexpr (std::is_same_v<T, isa::MatmulMx>) { add(o.out); add(o.stationary); add(o.moving); add(o.stationary_scale); add(o.moving_scale); }
+    else if constexpr (std::is_same_v<T, isa::QuantizeMx>) { add(o.out); add(o.out_scale); add(o.in); }
     else if constexpr (std::is_same_v<T, isa::Dma>) { add(o.dst); add(o.src); if (o.indirect) add(o.index); }
     else if constexpr (std::is_same_v<T, isa::Nop>) {}
     else { add(o.out); add(o.in); }  // Transpose, TensorReduce, TensorCopy, BnStats, BnAggr, PartitionReduce/Broadcast

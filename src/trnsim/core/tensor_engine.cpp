@@ -22,6 +22,11 @@ double rate(const hw::TensorEngineSpec& te, numerics::DType a, numerics::DType b
   return r > 0 ? r : 1.0;
 }
 
+// An MX matmul runs at the rate of its block formats (e.g. mxfp8_e4m3: 4 on Trainium3).
+double mx_rate(const hw::TensorEngineSpec& te, numerics::DType a, numerics::DType b) {
+  return rate(te, isa::mx_block_dtype(a).value_or(a), isa::mx_block_dtype(b).value_or(b));
+}
+
 bool same_operand(const AccessPattern& a, const AccessPattern& b) {
   return a.space == b.space && a.dtype == b.dtype && a.start_partition == b.start_partition &&
          a.partitions == b.partitions && a.offset == b.offset && a.ndims == b.ndims &&
@@ -36,6 +41,10 @@ double TensorEngine::multiply_cycles(const isa::Op& op, const hw::TensorEngineSp
     double n = static_cast<double>(mm->moving.free_size());
     double r = mm->sparse_stationary ? te.sparse_speedup : rate(te, mm->stationary.dtype, mm->moving.dtype);
     return std::max(std::min(64.0, m), n) / r;
+  }
+  if (auto* mx = std::get_if<isa::MatmulMx>(&op)) {
+    double m = static_cast<double>(mx->stationary.free_size()), n = static_cast<double>(mx->moving.free_size());
+    return std::max(std::min(64.0, m), n) / mx_rate(te, mx->stationary.dtype, mx->moving.dtype);
   }
   if (auto* tr = std::get_if<isa::Transpose>(&op)) {
     double p = tr->in.partitions, f = static_cast<double>(tr->in.free_size());
@@ -68,7 +77,7 @@ Time TensorEngine::begin(const isa::Instruction& ins, Time t) {
                              : multiply_cycles(ins.op, te);
   double cycles = multiply;
   if (mm) {
-    if (!have_stationary_ || stationary_sparse_ != mm->sparse_stationary ||
+    if (!have_stationary_ || stationary_mx_ || stationary_sparse_ != mm->sparse_stationary ||
         !same_operand(stationary_, mm->stationary)) {
       double load = static_cast<double>(mm->stationary.free_size()) * te.stationary_load_cycles_fraction /
                     pair_rate(mm->stationary.dtype, mm->stationary.dtype);
@@ -78,7 +87,23 @@ Time TensorEngine::begin(const isa::Instruction& ins, Time t) {
       stationary_sparse_ = mm->sparse_stationary;
       have_stationary_ = true;
     }
+    stationary_mx_ = false;
     if (chip_.functional()) execute(*mm);
+    last_multiply_cycles_ = multiply;
+  } else if (auto* mx = std::get_if<isa::MatmulMx>(&ins.op)) {
+    if (!have_stationary_ || !stationary_mx_ || !same_operand(stationary_, mx->stationary) ||
+        !same_operand(stationary_scale_, mx->stationary_scale)) {
+      const double r = mx_rate(te, mx->stationary.dtype, mx->stationary.dtype);
+      const double load = static_cast<double>(mx->stationary.free_size()) * te.stationary_load_cycles_fraction / r;
+      const bool back_to_back = have_stationary_ && t == last_end_;
+      cycles += back_to_back ? std::max(0.0, load - last_multiply_cycles_) : load;
+      stationary_ = mx->stationary;
+      stationary_scale_ = mx->stationary_scale;
+      stationary_sparse_ = false;
+      have_stationary_ = true;
+    }
+    stationary_mx_ = true;
+    if (chip_.functional()) execute(*mx);
     last_multiply_cycles_ = multiply;
   } else if (auto* tr = std::get_if<isa::Transpose>(&ins.op)) {
     have_stationary_ = false;  // the identity matrix replaces the stationary operand
@@ -175,6 +200,27 @@ void TensorEngine::execute(const isa::Matmul& mm) {
   // The destination is read only when accumulating into it.
   float* c = mm.start ? core_.scratch(static_cast<size_t>(M) * static_cast<size_t>(N), 2) : core_.read(mm.out, 2);
   pe_array_gemm(M, N, K, ws.data, lda, xs.data, ldb, c, N, !mm.start);
+  core_.write(mm.out, c);
+}
+
+// Each operand decoded and multiplied by its block scales (exact: a power of two times a
+// narrow element), then the fp32-accumulating gemm of the plain matmul.
+void TensorEngine::execute(const isa::MatmulMx& mm) {
+  const int K = mm.moving.partitions;
+  const int M = static_cast<int>(mm.stationary.free_size());
+  const int N = static_cast<int>(mm.moving.free_size());
+  auto scaled = [&](const AccessPattern& e, const AccessPattern& s, int slot) {
+    float* v = core_.read(e, slot);
+    const float* sc = core_.read(s, 3);
+    const int64_t F = e.free_size();
+    for (int k = 0; k < e.partitions; ++k)
+      for (int64_t f = 0; f < F; ++f) v[k * F + f] *= sc[(k / 32) * F + f];
+    return v;
+  };
+  const float* w = scaled(mm.stationary, mm.stationary_scale, 0);
+  const float* x = scaled(mm.moving, mm.moving_scale, 1);
+  float* c = mm.start ? core_.scratch(static_cast<size_t>(M) * static_cast<size_t>(N), 2) : core_.read(mm.out, 2);
+  pe_array_gemm(M, N, K, w, M, x, N, c, N, !mm.start);
   core_.write(mm.out, c);
 }
 

@@ -9,6 +9,9 @@
 //                    MultiplyMoving when TensorE was busy (so it is hidden when that one took at
 //                    least as long), and in full when TensorE had been idle waiting for data.
 //   transpose        max(P, min(64, F)) / rate
+//   matmul.mx        as matmul at the rate of the operands' MX formats (dtype_rate of
+//                    mxfp8_e4m3 / mxfp8_e5m2 / mxfp4: 4 on Trainium3, K=512 per pass in
+//                    hardware; here K <= 128 per instruction at a quarter of the cycles)
 #pragma once
 #include <array>
 #include <vector>
@@ -48,11 +51,14 @@ class TensorEngine : public Unit {
   Scratchpad* scratchpad(const isa::AccessPattern& ap);
   double pair_rate(numerics::DType a, numerics::DType b);  // rate(), memoised
   void execute(const isa::Matmul& mm);
+  void execute(const isa::MatmulMx& mm);
   void execute(const isa::Transpose& tr);
 
   bool have_stationary_ = false;
   isa::AccessPattern stationary_{};   // what the PE array holds
   bool stationary_sparse_ = false;
+  bool stationary_mx_ = false;         // the PE array holds an MX stationary (with its scales)
+  isa::AccessPattern stationary_scale_{};
   sim::Time last_end_;
   double last_multiply_cycles_ = 0;
   struct RateMemo {

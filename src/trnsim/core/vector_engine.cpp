@@ -6,6 +6,7 @@
 #include "trnsim/core/gpsimd_engine.h"
 #include "trnsim/core/neuron_core.h"
 #include "trnsim/core/scalar_engine.h"
+#include "trnsim/numerics/convert.h"
 
 namespace trnsim::core {
 
@@ -69,6 +70,9 @@ double vector_cycles(const isa::Op& op, const hw::EngineSpec& e) {
     double n = N(o->out, {&o->out});
     return std::max(min_ii, (o->value == 0.0f && is16(o->out.dtype)) ? n / 2 : n);
   }
+  // QuantizeMX: estimate (no published cost): a max pass for the block scales and a scale-and-
+  // convert pass at the element rate.
+  if (auto* o = std::get_if<isa::QuantizeMx>(&op)) return std::max(min_ii, 2 * N(o->in, {&o->in, &o->out}));
   if (auto* o = std::get_if<isa::Activation>(&op)) {
     double n = std::max(min_ii, N(o->out, {&o->out, &o->in}));
     return o->has_accum ? n + min_ii : n;
@@ -76,7 +80,35 @@ double vector_cycles(const isa::Op& op, const hw::EngineSpec& e) {
   return min_ii;  // Nop and anything issued only for its semaphores
 }
 
+namespace {
+// Blocks of 32 partitions per column through numerics::mx_quantize; the tiles receive the
+// decoded element values and scales (each exact in its tile dtype).
+void execute_quantize_mx(const isa::QuantizeMx& q, NeuronCore& core) {
+  const DType mx = *isa::mx_block_dtype(q.out.dtype);
+  const int P = q.in.partitions;
+  const int64_t F = q.in.free_size();
+  const float* in = core.read(q.in, 0);
+  float* out = core.scratch(static_cast<size_t>(P * F), 1);
+  float* scales = core.scratch(static_cast<size_t>((P + 31) / 32 * F), 2);
+  float col[32], vals[32];
+  uint8_t codes[32], scale = 0;
+  for (int b = 0; b * 32 < P; ++b) {
+    const int n = std::min(32, P - b * 32);
+    for (int64_t f = 0; f < F; ++f) {
+      for (int i = 0; i < n; ++i) col[i] = in[(b * 32 + i) * F + f];
+      numerics::mx_quantize({col, size_t(n)}, mx, {codes, size_t(n)}, {&scale, 1});
+      numerics::decode(std::span<const uint8_t>(codes, size_t(n)), q.out.dtype, {vals, size_t(n)});
+      for (int i = 0; i < n; ++i) out[(b * 32 + i) * F + f] = vals[i];
+      scales[b * F + f] = numerics::decode(scale, DType::E8M0);
+    }
+  }
+  core.write(q.out, out);
+  core.write(q.out_scale, scales);
+}
+}  // namespace
+
 void execute_engine_op(const isa::Op& op, NeuronCore& core) {
+  if (auto* q = std::get_if<isa::QuantizeMx>(&op)) return execute_quantize_mx(*q, core);
   auto elementwise = [&](const AccessPattern& out, auto&& f) {
     const int64_t F = out.free_size();
     float* r = core.scratch(static_cast<size_t>(out.elements()), 3);

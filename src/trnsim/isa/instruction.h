@@ -7,6 +7,7 @@
 #include <cmath>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -104,6 +105,22 @@ struct Matmul {
   bool sparse_stationary = false;  // 4:16 structured sparse along K (chips with sparse_4_16)
 };
 
+// The MX block format whose elements are `element` (fp8_e4m3 -> mxfp8_e4m3, fp8_e5m2 ->
+// mxfp8_e5m2, fp4_e2m1 -> mxfp4); nullopt for any other dtype.
+std::optional<numerics::DType> mx_block_dtype(numerics::DType element);
+
+// OCP MX matmul (chips whose TensorE takes MX operands: Trainium3). Both operands are MX
+// block-scaled along K (the partition axis): element codes (fp8_e4m3, fp8_e5m2 or fp4_e2m1,
+// one per byte in the tile) and an E8M0 scale tile with one scale per 32 partitions of each
+// column: stationary_scale [ceil(K/32), M], moving_scale [ceil(K/32), N]. The value of
+// stationary[k, m] is its element times stationary_scale[k / 32, m] (likewise moving);
+// out (PSUM, fp32) (+)= the scaled stationary^T @ the scaled moving.
+struct MatmulMx {
+  AccessPattern out, stationary, moving, stationary_scale, moving_scale;
+  bool start = true;
+  bool stop = true;
+};
+
 // out[F, P] (PSUM) = in[P, F]^T, via the PE array (an identity matmul).
 struct Transpose {
   AccessPattern out, in;
@@ -150,6 +167,14 @@ struct BnStats {
 // Combine k BnStats triples per partition (in [P, 3k]) into out [P, 2] = (mean, var).
 struct BnAggr {
   AccessPattern out, in;
+};
+
+// QuantizeMX (Trainium3): in [P, F] to OCP MX along the partition axis, the layout MatmulMx
+// takes: each column's blocks of 32 partitions share one E8M0 scale (out_scale [ceil(P/32), F],
+// floor(log2(amax)) - emax of the element) and out [P, F] holds the element codes (its dtype:
+// fp8_e4m3, fp8_e5m2 or fp4_e2m1), rounded to nearest even and saturated (numerics::mx_quantize).
+struct QuantizeMx {
+  AccessPattern out, out_scale, in;
 };
 
 struct Memset {
@@ -219,7 +244,7 @@ struct Nop {};
 
 using Op = std::variant<Matmul, Transpose, TensorTensor, TensorScalar, TensorReduce, TensorCopy,
                         Select, BnStats, BnAggr, Memset, Activation, Iota, PartitionReduce,
-                        PartitionBroadcast, Gather, Dma, Nop>;
+                        PartitionBroadcast, Gather, Dma, Nop, MatmulMx, QuantizeMx>;
 
 struct Instruction {
   Op op;

@@ -102,7 +102,9 @@ std::string op_name(const Op& op) {
       [](const PartitionBroadcast&) { return std::string("partition_broadcast"); },
       [](const Gather&) { return std::string("gather"); },
       [](const Dma& o) { return std::string(o.indirect ? "dma.indirect" : "dma"); },
-      [](const Nop&) { return std::string("nop"); }}, op);
+      [](const Nop&) { return std::string("nop"); },
+      [](const MatmulMx&) { return std::string("matmul.mx"); },
+      [](const QuantizeMx&) { return std::string("quantize_mx"); }}, op);
 }
 
 Engine natural_engine(const Op& op) {
@@ -112,13 +114,25 @@ Engine natural_engine(const Op& op) {
     case 11: case 12: case 13: case 14: return Engine::GpSimd;   // Iota .. Gather
     case 15: return Engine::Dma;
     case 16: return Engine::kCount;                              // Nop
+    case 17: return Engine::Tensor;                              // MatmulMx
     default: return Engine::Vector;
   }
 }
-static_assert(std::variant_size_v<Op> == 17, "update natural_engine for new ops");
+static_assert(std::variant_size_v<Op> == 19, "update natural_engine for new ops");
+
+std::optional<DType> mx_block_dtype(DType element) {
+  switch (element) {
+    case DType::F8E4M3: return DType::MXFP8E4M3;
+    case DType::F8E5M2: return DType::MXFP8E5M2;
+    case DType::F4E2M1: return DType::MXFP4;
+    default: return std::nullopt;
+  }
+}
 
 double op_flops(const Op& op) {
   if (auto* m = std::get_if<Matmul>(&op))
+    return 2.0 * m->moving.partitions * m->stationary.free_size() * m->moving.free_size();
+  if (auto* m = std::get_if<MatmulMx>(&op))
     return 2.0 * m->moving.partitions * m->stationary.free_size() * m->moving.free_size();
   if (auto* t = std::get_if<Transpose>(&op)) return 2.0 * t->in.partitions * t->in.elements();
   if (std::holds_alternative<Dma>(op) || std::holds_alternative<Nop>(op)) return 0;
@@ -137,6 +151,8 @@ int64_t op_bytes(const Op& op) {
     if constexpr (requires { o.in; }) b += o.in.bytes();
     if constexpr (requires { o.in0; }) b += o.in0.bytes() + o.in1.bytes();
     if constexpr (requires { o.stationary; }) b += o.stationary.bytes() + o.moving.bytes();
+    if constexpr (requires { o.stationary_scale; }) b += o.stationary_scale.bytes() + o.moving_scale.bytes();
+    if constexpr (requires { o.out_scale; }) b += o.out_scale.bytes();
     return b;
   }, op);
 }
@@ -167,6 +183,9 @@ std::string describe(const Instruction& ins) {
     }
     if constexpr (requires { o.stationary; })
       s += " stationary=" + o.stationary.to_string() + " moving=" + o.moving.to_string();
+    if constexpr (requires { o.stationary_scale; })
+      s += " stationary_scale=" + o.stationary_scale.to_string() + " moving_scale=" + o.moving_scale.to_string();
+    if constexpr (requires { o.out_scale; }) s += " out_scale=" + o.out_scale.to_string();
     if constexpr (requires { o.in; }) s += " in=" + o.in.to_string();
     if constexpr (requires { o.in0; }) s += " in0=" + o.in0.to_string() + " in1=" + o.in1.to_string();
   }, ins.op);

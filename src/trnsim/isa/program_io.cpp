@@ -64,9 +64,11 @@ TRNSIM_FORMAT_SIZE(Iota, 88);
 TRNSIM_FORMAT_SIZE(Gather, 192);
 TRNSIM_FORMAT_SIZE(Dma, 200);
 TRNSIM_FORMAT_SIZE(HbmTensor, 64);
+TRNSIM_FORMAT_SIZE(MatmulMx, 328);
+TRNSIM_FORMAT_SIZE(QuantizeMx, 192);
 #undef TRNSIM_FORMAT_SIZE
 #endif
-static_assert(std::variant_size_v<Op> == 17, "an instruction kind was added: give it fields() in isa/program_io.cpp");
+static_assert(std::variant_size_v<Op> == 19, "an instruction kind was added: give it fields() in isa/program_io.cpp");
 
 // ---- operands -----------------------------------------------------------------------------
 
@@ -145,6 +147,10 @@ template <typename F> void fields(PartitionBroadcast& m, F&& io) { io(m.out); io
 template <typename F> void fields(Gather& m, F&& io) { io(m.out); io(m.in); io(m.index); }
 template <typename F> void fields(Dma& m, F&& io) { io(m.dst); io(m.src); io(m.indirect); io(m.index); }
 template <typename F> void fields(Nop&, F&&) {}
+template <typename F> void fields(MatmulMx& m, F&& io) {
+  io(m.out); io(m.stationary); io(m.moving); io(m.stationary_scale); io(m.moving_scale); io(m.start); io(m.stop);
+}
+template <typename F> void fields(QuantizeMx& m, F&& io) { io(m.out); io(m.out_scale); io(m.in); }
 
 // Op alternatives built by index (the variant index is what the file stores).
 template <size_t I = 0>

@@ -47,10 +47,61 @@ void ref_matmul(const Matmul& mm, ElementMemory& mem) {
     }
 }
 
+// MX operands as doubles: element times the E8M0 scale of its block of 32 partitions.
+std::vector<double> mx_values(const AccessPattern& e, const AccessPattern& s, const ElementMemory& mem) {
+  const int64_t F = e.free_size();
+  std::vector<double> v(static_cast<size_t>(e.partitions * F));
+  for (int k = 0; k < e.partitions; ++k)
+    for (int64_t f = 0; f < F; ++f) v[k * F + f] = double(mem.load(e, k, f)) * double(mem.load(s, k / 32, f));
+  return v;
+}
+
+void ref_matmul_mx(const MatmulMx& mm, ElementMemory& mem) {
+  const int K = mm.moving.partitions;
+  const int64_t M = mm.stationary.free_size(), N = mm.moving.free_size();
+  const std::vector<double> w = mx_values(mm.stationary, mm.stationary_scale, mem);
+  const std::vector<double> x = mx_values(mm.moving, mm.moving_scale, mem);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double acc = mm.start ? 0.0 : mem.load(mm.out, static_cast<int>(m), n);
+      for (int k = 0; k < K; ++k) acc += w[k * M + m] * x[k * N + n];
+      mem.store(mm.out, static_cast<int>(m), n, static_cast<float>(acc));
+    }
+}
+
+// OCP MX v1.0 straight from the definition: shared exponent floor(log2(amax)) - emax(element)
+// (-127 for a block of zeros or fp32 subnormals), elements x / 2^shared saturated to the
+// element's max and rounded by the store; a block holding NaN or Inf gets the NaN scale.
+void ref_quantize_mx(const QuantizeMx& q, ElementMemory& mem) {
+  const auto& el = numerics::info(q.out.dtype);
+  const int emax = std::ilogb(el.max_finite);
+  const int64_t F = q.in.free_size();
+  for (int b = 0; b * 32 < q.in.partitions; ++b) {
+    const int p1 = std::min<int>(q.in.partitions, (b + 1) * 32);
+    for (int64_t f = 0; f < F; ++f) {
+      double amax = 0;
+      bool special = false;
+      for (int p = b * 32; p < p1; ++p) {
+        const double x = mem.load(q.in, p, f);
+        special = special || !std::isfinite(x);
+        amax = std::max(amax, std::fabs(x));
+      }
+      const int shared = amax < 0x1p-126 ? -127 : std::max(std::ilogb(amax) - emax, -127);
+      mem.store(q.out_scale, b, f, special ? NAN : static_cast<float>(std::ldexp(1.0, shared)));
+      for (int p = b * 32; p < p1; ++p) {
+        const double v = std::clamp(std::ldexp(double(mem.load(q.in, p, f)), -shared), -el.max_finite, el.max_finite);
+        mem.store(q.out, p, f, special ? 0.0f : static_cast<float>(v));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void reference_execute(const Op& op, ElementMemory& mem) {
   if (auto* o = std::get_if<Matmul>(&op)) return ref_matmul(*o, mem);
+  if (auto* o = std::get_if<MatmulMx>(&op)) return ref_matmul_mx(*o, mem);
+  if (auto* o = std::get_if<QuantizeMx>(&op)) return ref_quantize_mx(*o, mem);
   if (auto* o = std::get_if<Transpose>(&op)) {
     for (int p = 0; p < o->in.partitions; ++p)
       for (int64_t f = 0; f < o->in.free_size(); ++f)

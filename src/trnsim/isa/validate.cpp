@@ -94,7 +94,9 @@ void check_scalar(const Ctx& c, const ScalarOperand& s, const AccessPattern& out
     c.shape(fmt::format("{} has {} partitions, the output {}", what, s.ap.partitions, out.partitions));
 }
 
-void check_matmul(const Ctx& c, const Matmul& m) {
+// The PE-array rules every matmul shares: operands in SBUF, out in one PSUM bank, K/M/N limits.
+template <class MM>
+void check_pe_operands(const Ctx& c, const MM& m) {
   const auto& te = c.chip.core.tensor;
   check_ap(c, m.stationary, "stationary", true);
   check_ap(c, m.moving, "moving", true);
@@ -121,6 +123,12 @@ void check_matmul(const Ctx& c, const Matmul& m) {
     c.shape(fmt::format("output bytes [{}, {}) cross a 2 KiB PSUM bank boundary", lo, hi));
   if (m.out.dtype != DType::F32 && m.out.dtype != DType::BF16)
     c.unsupported(fmt::format("PSUM accumulates in fp32 (or bf16), not {}", numerics::name(m.out.dtype)));
+}
+
+void check_matmul(const Ctx& c, const Matmul& m) {
+  const auto& te = c.chip.core.tensor;
+  check_pe_operands(c, m);
+  const int K = m.stationary.partitions;
   for (auto* ap : {&m.stationary, &m.moving})
     if (!te.dtype_rate.count(ap->dtype))
       c.unsupported(fmt::format("{}'s TensorE does not take {} operands", c.chip.name, numerics::name(ap->dtype)));
@@ -131,8 +139,43 @@ void check_matmul(const Ctx& c, const Matmul& m) {
   }
 }
 
+// An MX operand: element codes of a format the chip's TensorE takes at the MX rate, and an E8M0
+// scale tile in SBUF with one row per 32 partitions of the operand and its free size.
+void check_mx_operand(const Ctx& c, const AccessPattern& elems, const AccessPattern& scale, const char* what) {
+  const auto mx = mx_block_dtype(elems.dtype);
+  if (!mx)
+    c.unsupported(fmt::format("{} elements are {}; MX elements are fp8_e4m3, fp8_e5m2 or fp4_e2m1", what, numerics::name(elems.dtype)));
+  if (!c.chip.core.tensor.dtype_rate.count(*mx))
+    c.unsupported(fmt::format("{} has no MX matmul (its TensorE does not take {}; Trainium3 does, e.g. trn3)", c.chip.name, numerics::name(*mx)));
+  const std::string sw = std::string(what) + "_scale";
+  check_ap(c, scale, sw.c_str(), true);
+  if (scale.space != Space::SBUF) c.unsupported(fmt::format("{} must be in SBUF", sw));
+  if (scale.dtype != DType::E8M0) c.unsupported(fmt::format("{} is {}, MX scales are e8m0", sw, numerics::name(scale.dtype)));
+  const int blocks = (elems.partitions + 31) / 32;
+  if (scale.partitions != blocks || scale.free_size() != elems.free_size())
+    c.shape(fmt::format("{} is [{}, {}] but {} [{}, {}] needs [{}, {}] (one scale per 32 partitions of each column)", sw,
+                        scale.partitions, scale.free_size(), what, elems.partitions, elems.free_size(), blocks, elems.free_size()));
+}
+
+void check_quantize_mx(const Ctx& c, const QuantizeMx& q) {
+  on_engine(c, {Engine::Vector});
+  check_ap(c, q.in, "in", true);
+  check_ap(c, q.out, "out", true);
+  same_shape(c, q.out, q.in, "out", "in");
+  if (q.out.space != Space::SBUF) c.unsupported("out must be in SBUF (the MX matmul reads it)");
+  check_mx_operand(c, q.out, q.out_scale, "out");
+}
+
 void check(const Ctx& c) {
   const Op& op = c.ins.op;
+  if (auto* m = std::get_if<MatmulMx>(&op)) {
+    on_engine(c, {Engine::Tensor});
+    check_pe_operands(c, *m);
+    check_mx_operand(c, m->stationary, m->stationary_scale, "stationary");
+    check_mx_operand(c, m->moving, m->moving_scale, "moving");
+    return;
+  }
+  if (auto* q = std::get_if<QuantizeMx>(&op)) return check_quantize_mx(c, *q);
   if (auto* m = std::get_if<Matmul>(&op)) { on_engine(c, {Engine::Tensor}); return check_matmul(c, *m); }
   if (auto* t = std::get_if<Transpose>(&op)) {
     on_engine(c, {Engine::Tensor});

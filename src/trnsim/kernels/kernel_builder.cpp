@@ -368,6 +368,8 @@ Operands operands_of(const isa::Op& op) {
       o.reads.push_back(&x.moving);
       if (!x.start) o.reads.push_back(&x.out);
     }
+    if constexpr (requires { x.stationary_scale; }) { o.reads.push_back(&x.stationary_scale); o.reads.push_back(&x.moving_scale); }
+    if constexpr (requires { x.out_scale; }) o.writes.push_back(&x.out_scale);
     if constexpr (std::is_same_v<T, isa::Select>) {
       o.reads.push_back(&x.pred); o.reads.push_back(&x.on_true); o.reads.push_back(&x.on_false);
     }
@@ -571,6 +573,16 @@ void KernelBuilder::dma_gather(const View& dst, const Tensor& table, const View&
 void KernelBuilder::matmul(const View& out, const View& stationary, const View& moving, bool start,
                            bool stop, bool sparse_stationary, const Opts& o) {
   emit(pick(o, Engine::Tensor), 0, isa::Matmul{out.ap(), stationary.ap(), moving.ap(), start, stop, sparse_stationary}, o);
+}
+
+void KernelBuilder::matmul_mx(const View& out, const View& stationary, const View& stationary_scale, const View& moving,
+                              const View& moving_scale, bool start, bool stop, const Opts& o) {
+  emit(pick(o, Engine::Tensor), 0,
+       isa::MatmulMx{out.ap(), stationary.ap(), moving.ap(), stationary_scale.ap(), moving_scale.ap(), start, stop}, o);
+}
+
+void KernelBuilder::quantize_mx(const View& out, const View& out_scale, const View& in, const Opts& o) {
+  emit(pick(o, Engine::Vector), 0, isa::QuantizeMx{out.ap(), out_scale.ap(), in.ap()}, o);
 }
 
 void KernelBuilder::transpose(const View& out, const View& in, const Opts& o) {

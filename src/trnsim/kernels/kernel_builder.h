@@ -161,6 +161,13 @@ class KernelBuilder {
   void matmul(const View& out, const View& stationary, const View& moving, bool start = true,
               bool stop = true, bool sparse_stationary = false, const Opts& o = {});
   void transpose(const View& out, const View& in, const Opts& o = {});
+  // OCP MX matmul (Trainium3): element-code tiles [K, M] / [K, N] with their E8M0 scale tiles
+  // [ceil(K/32), M] / [ceil(K/32), N] (isa::MatmulMx).
+  void matmul_mx(const View& out, const View& stationary, const View& stationary_scale, const View& moving,
+                 const View& moving_scale, bool start = true, bool stop = true, const Opts& o = {});
+  // QuantizeMX on VectorE: in [P, F] to element codes (out's dtype) and E8M0 scales
+  // [ceil(P/32), F], blocks of 32 along the partitions (isa::QuantizeMx).
+  void quantize_mx(const View& out, const View& out_scale, const View& in, const Opts& o = {});
 
   // ---- VectorE (default engine; GpSimd where the op is allowed there)
   void tensor_tensor(const View& out, const View& in0, const View& in1, AluOp op, const Opts& o = {});

@@ -10,6 +10,7 @@ std::optional<numerics::DType> op_dtype(const isa::Op& op) {
       [](const auto& o) -> std::optional<numerics::DType> {
         using T = std::decay_t<decltype(o)>;
         if constexpr (std::is_same_v<T, isa::Matmul>) return o.stationary.dtype;
+        else if constexpr (std::is_same_v<T, isa::MatmulMx>) return isa::mx_block_dtype(o.stationary.dtype).value_or(o.stationary.dtype);
         else if constexpr (std::is_same_v<T, isa::Dma>) return o.dst.dtype;
         else if constexpr (requires { o.out; }) return o.out.dtype;
         else return std::nullopt;

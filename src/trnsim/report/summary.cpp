@@ -31,6 +31,8 @@ void count_instructions(const isa::Program& p, RunSummary& s, std::map<numerics:
       ++s.opcode_counts[isa::op_name(ins.op)];
       ++s.engine_counts[std::string(isa::engine_name(e))];
       if (const auto* m = std::get_if<isa::Matmul>(&ins.op)) mm[m->stationary.dtype] += isa::op_flops(ins.op);
+      if (const auto* m = std::get_if<isa::MatmulMx>(&ins.op))
+        mm[isa::mx_block_dtype(m->stationary.dtype).value_or(m->stationary.dtype)] += isa::op_flops(ins.op);
     }
   };
   for (const auto& cp : p.cores) {

@@ -39,13 +39,14 @@ Run compile_and_run(const compiler::Graph& g, const hw::ChipSpec& chip, const co
 
 // Counts of what the passes changed, read from the converted IR.
 nlohmann::json changes(const compiler::Graph& g) {
-  int sparse = 0, dequant = 0;
+  int sparse = 0, dequant = 0, mx = 0;
   for (const auto& n : g.nodes) {
     if (n.i("sparse_4_16", 0)) ++sparse;
+    if (n.op == compiler::OpKind::MatMulMx) ++mx;
     for (const auto& e : n.epilogue) dequant += e.fused_node.find("dequantize") != std::string::npos;
     dequant += n.name.find("dequantize") != std::string::npos;
   }
-  return {{"sparse_matmuls", sparse}, {"dequantize_ops", dequant}};
+  return {{"sparse_matmuls", sparse}, {"dequantize_ops", dequant}, {"mx_matmuls", mx}};
 }
 
 }  // namespace
@@ -109,6 +110,7 @@ ConvertResult convert_model(const ConvertRequest& r, const hw::ChipSpec& chip) {
   j["quantize"] = std::string(compiler::quant_format_name(q.format));
   j["per_channel"] = q.per_channel;
   j["activations"] = q.activations;
+  j["mx_activations"] = std::string(compiler::quant_format_name(q.mx_activations));
   j["sparsity"] = q.sparse_4_16 ? "4:16" : "none";
   j["inputs"] = r.calibrate.empty() ? fmt::format("seeded random inputs (seed {}): no --calibrate given", r.seed) : r.calibrate;
   const int64_t w0 = compiler::constant_bytes(ref.cm.graph), w1 = compiler::constant_bytes(out.cm.graph);
@@ -137,7 +139,9 @@ ConvertResult convert_model(const ConvertRequest& r, const hw::ChipSpec& chip) {
 std::string convert_table(const nlohmann::json& j) {
   std::string s = fmt::format("converted {} for {} (dtype {}): quantize {}{}{}, sparsity {}\n", j["model"].get<std::string>(),
                               j["chip"].get<std::string>(), j["dtype"].get<std::string>(), j["quantize"].get<std::string>(),
-                              j["per_channel"].get<bool>() ? " per-channel" : "", j["activations"].get<bool>() ? " + activations" : " (weights only)",
+                              j["per_channel"].get<bool>() ? " per-channel" : "", j["activations"].get<bool>() ? " + activations"
+                              : j["mx_activations"].get<std::string>() != "none" ? " + " + j["mx_activations"].get<std::string>() + " activations"
+                                                                                 : " (weights only)",
                               j["sparsity"].get<std::string>());
   s += fmt::format("accuracy against the fp32 model on {}\n", j["inputs"].get<std::string>());
   s += fmt::format("  {:<28} {:>10} {:>14} {:>14}\n", "output", "cosine", "max_abs_error", "rel_l2_error");
@@ -149,9 +153,9 @@ std::string convert_table(const nlohmann::json& j) {
   s += fmt::format("program  {:>12.3f} MB (fp32 {:.3f} MB): {:.1f}% of fp32{}\n", j["file_bytes"].get<size_t>() / 1e6,
                    j["fp32_file_bytes"].get<size_t>() / 1e6, 100 * j["file_size_ratio"].get<double>(),
                    j["output"].get<std::string>().empty() ? "" : " -> " + j["output"].get<std::string>());
-  s += fmt::format("time     {:>12.3f} us (fp32 {:.3f} us): saved {:.3f} us; {} dequantize ops, {} sparse matmuls\n",
+  s += fmt::format("time     {:>12.3f} us (fp32 {:.3f} us): saved {:.3f} us; {} dequantize ops, {} sparse matmuls, {} MX matmuls\n",
                    j["time_s"].get<double>() * 1e6, j["fp32_time_s"].get<double>() * 1e6, j["time_saved_s"].get<double>() * 1e6,
-                   j["changes"]["dequantize_ops"].get<int>(), j["changes"]["sparse_matmuls"].get<int>());
+                   j["changes"]["dequantize_ops"].get<int>(), j["changes"]["sparse_matmuls"].get<int>(), j["changes"]["mx_matmuls"].get<int>());
   return s;
 }
 

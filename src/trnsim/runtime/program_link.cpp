@@ -26,6 +26,8 @@ void for_each_ap(isa::Op& op, F&& f) {
     if constexpr (requires { x.in; }) f(x.in);
     if constexpr (requires { x.in0; }) { f(x.in0); f(x.in1); }
     if constexpr (requires { x.stationary; }) { f(x.stationary); f(x.moving); }
+    if constexpr (requires { x.stationary_scale; }) { f(x.stationary_scale); f(x.moving_scale); }
+    if constexpr (requires { x.out_scale; }) f(x.out_scale);
     if constexpr (std::is_same_v<T, isa::Select>) { f(x.pred); f(x.on_true); f(x.on_false); }
     if constexpr (std::is_same_v<T, isa::Gather>) f(x.index);
     if constexpr (std::is_same_v<T, isa::Dma>) if (x.indirect) f(x.index);

@@ -157,6 +157,16 @@ TEST(CompiledModelIo, WrongMagicVersionAndChipAreNamed) {
   EXPECT_NE(ev.find("format version " + std::to_string(v)), std::string::npos) << ev;
   EXPECT_NE(ev.find("reads version " + std::to_string(kCompiledFormatVersion)), std::string::npos) << ev;
 
+  // Version 5 only added instruction kinds (the MX ones): a version-4 file of the same bytes
+  // still reads; one older than that is refused, naming both.
+  bad = good;
+  uint32_t old_version = kOldestReadableFormatVersion;
+  std::memcpy(bad.data() + 8, &old_version, 4);
+  EXPECT_EQ(load_error(bad), "");
+  old_version = kOldestReadableFormatVersion - 1;
+  std::memcpy(bad.data() + 8, &old_version, 4);
+  EXPECT_NE(load_error(bad).find("format version " + std::to_string(old_version)), std::string::npos) << load_error(bad);
+
   const std::string ec = load_error(good, hw::load_chip("trn1"));
   EXPECT_NE(ec.find("compiled for chip 'trn2', not 'trn1'"), std::string::npos) << ec;
 
