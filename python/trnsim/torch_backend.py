@@ -44,6 +44,7 @@ import trnsim
 from trnsim import torch_session as _session
 from trnsim.torch_session import FallbackWarning
 from trnsim.torch_rewrites import functionalize, rewrite_attention
+from trnsim.torch_export_ops import install as install_export_ops
 from trnsim.torch_weightless import is_meta_module
 
 __all__ = ["trnsim_backend", "trace", "TracedModule", "export_onnx", "last_report", "register",
@@ -122,6 +123,7 @@ def export_onnx(module: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
     """Export ``module`` called on ``example_inputs`` to serialized ONNX; returns (bytes,
     input names). Parameters and buffers become initializers (constants)."""
     names = [f"input_{i}" for i in range(len(example_inputs))]
+    install_export_ops()  # aten::diff, aten::histc, transformers' grouped MoE matmul
     buf = io.BytesIO()
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # the legacy-exporter deprecation and tracer notes

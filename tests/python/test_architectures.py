@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import arch_zoo  # noqa: E402
 
 import trnsim  # noqa: E402
+import trnsim.torch_export_ops  # noqa: E402
 
 PATHS = ("compile", "trace", "onnx-legacy", "onnx-dynamo")
 RTOL, ATOL_REL_MAX = 1e-3, 1e-4
@@ -93,6 +94,9 @@ def _run_trace(model, inputs):
 
 
 def _run_onnx(model, inputs, dynamo: bool):
+    # The one line a user adds before their own export: the ops torch.onnx lacks (histc, diff,
+    # transformers' grouped MoE matmul), see trnsim/torch_export_ops.py.
+    trnsim.torch_export_ops.install()
     names = [f"in{i}" for i in range(len(inputs))]
     with tempfile.TemporaryDirectory() as d, warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
