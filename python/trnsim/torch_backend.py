@@ -416,6 +416,11 @@ def register() -> None:
     from torch._dynamo.backends import registry
     if "trnsim" not in registry._BACKENDS and "trnsim" not in registry._COMPILER_FNS:
         registry.register_backend(compiler_fn=trnsim_backend, name="trnsim")
+    # Without allow_rnn Dynamo skips nn.RNN/LSTM/GRU modules: they would run on the CPU and the
+    # backend never hear of it (a silent fallback). With it they reach the graph, and trnsim
+    # compiles them (ONNX LSTM/GRU/RNN); other backends trace them as well.
+    import torch._dynamo
+    torch._dynamo.config.allow_rnn = True
 
 
 # ------------------------------------------------------------------------------------------

@@ -230,7 +230,8 @@ def resnet():
 def efficientnet():
     return _vision("EfficientNetModel", "EfficientNetConfig", image_size=32, width_coefficient=0.25,
                    depth_coefficient=0.2, kernel_sizes=[3, 5], in_channels=[32, 16], out_channels=[16, 24],
-                   strides=[1, 2], num_block_repeats=[1, 1], expand_ratios=[1, 6], hidden_dim=64,
+                   strides=[1, 2], num_block_repeats=[1, 1], expand_ratios=[1, 6],
+                   hidden_dim=320,  # the head conv's width: round_filters(1280) at width 0.25
                    field="pooler_output")
 
 

@@ -77,15 +77,28 @@ def compare(got: list, want: list[torch.Tensor]) -> float:
     return worst
 
 
+class OnCpu(Exception):
+    """torch.compile ran (part of) the model on the CPU without a FallbackWarning."""
+
+
+class ExportFailed(Exception):
+    """torch.onnx.export itself failed: the exporter's limit, before trnsim sees a graph."""
+
+
 def _run_compile(model, inputs):
     torch._dynamo.reset()
+    trnsim.torch_backend.reset_session()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", trnsim.torch_backend.FallbackWarning)
             with torch.no_grad():
-                return _leaves(torch.compile(model, backend="trnsim", fullgraph=False)(*inputs))
+                out = _leaves(torch.compile(model, backend="trnsim", fullgraph=False)(*inputs))
     finally:
         torch._dynamo.reset()
+    s = trnsim.torch_backend.session_report()
+    if s["runs_on_chip"] == 0 or not s["all_on_chip"]:
+        raise OnCpu(f"{s['runs_on_chip']} graph runs on the chip, {s['runs_on_cpu']} on the CPU")
+    return out
 
 
 def _run_trace(model, inputs):
@@ -105,10 +118,13 @@ def _run_onnx(model, inputs, dynamo: bool):
         with io.StringIO() as sink:
             import contextlib
             with contextlib.redirect_stdout(sink):
-                if dynamo:
-                    torch.onnx.export(model, tuple(inputs), path, input_names=names)
-                else:
-                    torch.onnx.export(model, tuple(inputs), path, dynamo=False, input_names=names)
+                try:
+                    if dynamo:
+                        torch.onnx.export(model, tuple(inputs), path, input_names=names)
+                    else:
+                        torch.onnx.export(model, tuple(inputs), path, dynamo=False, input_names=names)
+                except Exception as e:  # noqa: BLE001
+                    raise ExportFailed(one_line(e)) from e
         cm = trnsim.compile_onnx(path)
         out = cm.run({n: t.numpy() for n, t in zip(names, inputs)})
         return [out[n] for n in cm.output_names]
@@ -142,13 +158,15 @@ def one_line(e: BaseException) -> str:
 def run_cell(name: str, path: str) -> dict:
     """One architecture through one path: {'arch', 'path', 'result', 'detail', 'time_s'}."""
     t0 = time.perf_counter()
-    model, inputs, want = build(name)
     row = {"arch": name, "path": path}
     try:
+        model, inputs, want = build(name)
         got = RUNNERS[path](model, inputs)
         row.update(result="pass", detail=f"max err/max {compare(got, want):.2e}")
     except Wrong as e:
         row.update(result="wrong", detail=str(e))
+    except (OnCpu, ExportFailed) as e:
+        row.update(result="cpu" if isinstance(e, OnCpu) else "export", detail=str(e))
     except Exception as e:  # noqa: BLE001 - classified below: a trnsim error or a crash
         kind = "error" if isinstance(e, (trnsim.TrnsimError, trnsim.torch_backend.FallbackWarning)) else "crash"
         row.update(result=kind, detail=one_line(e), exception=e)
