@@ -118,6 +118,26 @@ def _to_torch(a: np.ndarray, like: torch.Tensor | None) -> torch.Tensor:
 # ONNX export
 
 
+class _KeepAttributes:
+    """Restores every submodule's public attributes after a TorchScript trace: models change
+    themselves while traced (transformers' Swin stores its window size as a tensor under
+    torch.jit tracing), which later breaks torch.export of the same model."""
+
+    def __init__(self, module: torch.nn.Module):
+        self.saved = [(m, {k: v for k, v in vars(m).items() if not k.startswith("_")})
+                      for m in module.modules()]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for m, attrs in self.saved:
+            for k in [k for k in vars(m) if not k.startswith("_") and k not in attrs]:
+                delattr(m, k)
+            vars(m).update(attrs)
+        return False
+
+
 def export_onnx(module: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
                 opset: int = _DEFAULT_OPSET) -> tuple[bytes, list[str]]:
     """Export ``module`` called on ``example_inputs`` to serialized ONNX; returns (bytes,
@@ -125,7 +145,7 @@ def export_onnx(module: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
     names = [f"input_{i}" for i in range(len(example_inputs))]
     install_export_ops()  # aten::diff, aten::histc, transformers' grouped MoE matmul
     buf = io.BytesIO()
-    with warnings.catch_warnings(), torch.no_grad():
+    with warnings.catch_warnings(), torch.no_grad(), _KeepAttributes(module):
         warnings.simplefilter("ignore")  # the legacy-exporter deprecation and tracer notes
         try:
             torch.onnx.export(module, tuple(example_inputs), buf, dynamo=False,

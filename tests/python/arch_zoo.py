@@ -101,7 +101,8 @@ def _vision(cls: str, cfg: str, field: str = "last_hidden_state", channels: int 
 # ---------------------------------------------------------------------- text: encoders
 
 def gpt2():
-    m = _hf("GPT2LMHeadModel", "GPT2Config", vocab_size=VOCAB, n_embd=HIDDEN, n_layer=2, n_head=4, n_positions=64)
+    m = _hf("GPT2LMHeadModel", "GPT2Config", vocab_size=VOCAB, n_embd=HIDDEN, n_layer=2, n_head=4, n_positions=64,
+            bos_token_id=1, eos_token_id=2)
     ids = _ids()
     return _Call(m, ("input_ids", "attention_mask"), ("logits",), use_cache=False), (ids, torch.ones_like(ids))
 
@@ -160,7 +161,8 @@ def qwen3():
 
 
 def phi3():
-    return _causal("Phi3ForCausalLM", "Phi3Config", num_key_value_heads=2, pad_token_id=0)
+    return _causal("Phi3ForCausalLM", "Phi3Config", num_key_value_heads=2, pad_token_id=0, bos_token_id=1,
+                   eos_token_id=2)
 
 
 def gemma():
@@ -227,19 +229,33 @@ def resnet():
                    layer_type="basic", field="pooler_output")
 
 
+def _he_init(model: nn.Module) -> nn.Module:
+    """He-normal conv weights and varied batch-norm statistics: with the default init (std 0.02)
+    EfficientNet's output shrinks to ~1e-23, which any answer would match."""
+    torch.manual_seed(SEED)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.Conv2d):
+                fan_in = m.weight[0].numel()
+                m.weight.normal_(0.0, (2.0 / fan_in) ** 0.5)
+    return _randomise_bn(model)
+
+
 def efficientnet():
-    return _vision("EfficientNetModel", "EfficientNetConfig", image_size=32, width_coefficient=0.25,
+    model, inputs = _vision("EfficientNetModel", "EfficientNetConfig", image_size=32, width_coefficient=0.25,
                    depth_coefficient=0.2, kernel_sizes=[3, 5], in_channels=[32, 16], out_channels=[16, 24],
                    strides=[1, 2], num_block_repeats=[1, 1], expand_ratios=[1, 6],
                    hidden_dim=320,  # the head conv's width: round_filters(1280) at width 0.25
                    field="pooler_output")
+    _he_init(model.model)
+    return model, inputs
 
 
 def clip():
     import transformers
     torch.manual_seed(SEED)
     text = dict(vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2,
-                num_attention_heads=4, max_position_embeddings=16)
+                num_attention_heads=4, max_position_embeddings=16, bos_token_id=1, eos_token_id=2, pad_token_id=0)
     vision = dict(image_size=32, patch_size=8, hidden_size=HIDDEN, intermediate_size=64, num_hidden_layers=2,
                   num_attention_heads=4)
     config = transformers.CLIPConfig(text_config=text, vision_config=vision, projection_dim=16)

@@ -9,7 +9,8 @@ compared with eager PyTorch:
   onnx-dynamo  torch.onnx.export(...) with the default (dynamo) exporter, then trnsim.compile_onnx
 
 Tolerance (fp32 policy; sums run in another order on the chip): every output element within
-|got - want| <= 1e-4 * max(1, max|want|) + 1e-3 |want|, and the shapes equal.
+|got - want| <= 1e-4 * max|want| + 1e-3 |want|, and the shapes equal (the measured worst is
+about 1e-6 of max|want|).
 
 A cell is "pass", "wrong" (ran, outside the tolerance: never allowed) or an error, which must be
 a one-line trnsim error (UnsupportedError etc.), never a crash. EXPECTED_ERRORS lists the cells
@@ -42,7 +43,10 @@ import arch_zoo  # noqa: E402
 import trnsim  # noqa: E402
 import trnsim.torch_export_ops  # noqa: E402
 
-PATHS = ("compile", "trace", "onnx-legacy", "onnx-dynamo")
+# The paths share one model per architecture; onnx-legacy runs last, as a user's own
+# TorchScript export may change the model (transformers' Swin keeps a tensor window size after
+# torch.jit tracing; trnsim's own exports restore the model's attributes).
+PATHS = ("compile", "trace", "onnx-dynamo", "onnx-legacy")
 RTOL, ATOL_REL_MAX = 1e-3, 1e-4
 
 # Cells refused today (architecture, path) -> the start of the one-line error. Measured
@@ -60,7 +64,7 @@ def _leaves(out) -> list[torch.Tensor]:
 
 
 def compare(got: list, want: list[torch.Tensor]) -> float:
-    """Raises Wrong outside the tolerance; returns max |got - want| / max(1, max |want|)."""
+    """Raises Wrong outside the tolerance; returns max |got - want| / max |want|."""
     if len(got) != len(want):
         raise Wrong(f"{len(got)} outputs, PyTorch has {len(want)}")
     worst = 0.0
@@ -69,7 +73,7 @@ def compare(got: list, want: list[torch.Tensor]) -> float:
         w = w.detach().double().numpy()
         if g.shape != w.shape:
             raise Wrong(f"output {i}: shape {g.shape}, PyTorch {w.shape}")
-        scale = max(1.0, float(np.abs(w).max(initial=0.0)))
+        scale = max(float(np.abs(w).max(initial=0.0)), 1e-30)
         err = np.abs(g - w)
         if not np.all(err <= ATOL_REL_MAX * scale + RTOL * np.abs(w)):
             raise Wrong(f"output {i}: max |d| {err.max():.3g} (max |want| {scale:.3g})")
@@ -177,7 +181,6 @@ def run_cell(name: str, path: str) -> dict:
 CELLS = [(a.name, p) for a in arch_zoo.ARCHS for p in PATHS]
 
 
-@pytest.mark.arch_sweep
 @pytest.mark.parametrize("name,path", CELLS, ids=[f"{a}-{p}" for a, p in CELLS])
 def test_architecture_path(name, path):
     row = run_cell(name, path)
