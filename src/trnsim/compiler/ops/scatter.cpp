@@ -63,7 +63,7 @@ void land(GraphEditor& e, const Node& n, const std::string& pos, int64_t U, int6
   landed = e.add(OpKind::Greater, n.name + ".any", {reshape(e, n.name + ".any", landed, {P, 1}), e.constant(n.name + ".zero", {}, {0.0})});
   // The fill takes the updates' element type (int64 updates: MoE routing); integers get finite bounds.
   const ElemType ut = g.tensor(n.inputs[2]).type;
-  const double big = is_integral(ut) ? 9007199254740992.0 : INFINITY;
+  const double big = is_integral(ut) ? 16777216.0 : INFINITY;  // integers on the chip: |x| <= 2^24
   const double fill = r == "max" ? -big : r == "min" ? big : 0.0;
   std::string upd = reshape(e, n.name + ".updates", n.inputs[2], {U, 1, R});
   std::string sel = e.add(OpKind::Where, n.name + ".select", {reshape(e, n.name + ".hit", hit, {U, P, 1}), upd,
