@@ -15,25 +15,17 @@ import pytest
 onnx = pytest.importorskip("onnx")
 torch = pytest.importorskip("torch")
 from onnx import TensorProto as T, helper as h, numpy_helper as nh  # noqa: E402
-from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 import trnsim  # noqa: E402
 import trnsim.torch_export_ops  # noqa: E402
+from test_compile_onnx import model  # noqa: E402  (a graph of these nodes)
+from test_op_units import check  # noqa: E402  (onnx.reference against trnsim, shapes and values)
 
 RNG = np.random.default_rng(23)
 
 
-def _model(nodes, inputs, outputs, inits=(), opset=18):
-    g = h.make_graph(nodes, "t", inputs, outputs, list(inits))
-    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)], ir_version=9)
-
-
-def _check(m, feeds, rtol=0.0, atol=0.0):
-    want = ReferenceEvaluator(m).run(None, feeds)
-    got = trnsim.compile_onnx(m.SerializeToString()).run(feeds)
-    for o, w in zip(m.graph.output, want):
-        assert got[o.name].shape == w.shape, o.name
-        np.testing.assert_allclose(got[o.name].astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol)
+def _model18(nodes, inputs, outputs, inits=()):
+    return model(nodes, inputs, outputs, inits, opset=18)  # Reduce* take axes as an input
 
 
 def test_concat_drops_an_empty_input():
@@ -45,18 +37,18 @@ def test_concat_drops_an_empty_input():
              h.make_node("Concat", ["m", "pass"], ["y"], axis=-1)]
     inits = [nh.from_array(np.array(v, np.int64), n) for n, v in
              [("s0", [0]), ("e0", [8]), ("s1", [8]), ("e1", [100]), ("ax", [3])]]
-    m = _model(nodes, [h.make_tensor_value_info("x", T.FLOAT, x.shape), h.make_tensor_value_info("cos", T.FLOAT, cos.shape)],
+    m = _model18(nodes, [h.make_tensor_value_info("x", T.FLOAT, x.shape), h.make_tensor_value_info("cos", T.FLOAT, cos.shape)],
                [h.make_tensor_value_info("y", T.FLOAT, None)], inits)
-    _check(m, {"x": x, "cos": cos}, rtol=1e-6)
+    check(m, {"x": x, "cos": cos}, rtol=1e-6)
 
 
 @pytest.mark.parametrize("op", ["ReduceL1", "ReduceL2", "ReduceSumSquare"])
 @pytest.mark.parametrize("axes,keep", [([1], 1), ([0, 2], 0), ([2], 1)])
 def test_reduce_norms(op, axes, keep):
     x = RNG.standard_normal((3, 5, 7)).astype(np.float32)
-    m = _model([h.make_node(op, ["x", "axes"], ["y"], keepdims=keep)], [h.make_tensor_value_info("x", T.FLOAT, x.shape)],
+    m = _model18([h.make_node(op, ["x", "axes"], ["y"], keepdims=keep)], [h.make_tensor_value_info("x", T.FLOAT, x.shape)],
                [h.make_tensor_value_info("y", T.FLOAT, None)], [nh.from_array(np.array(axes, np.int64), "axes")])
-    _check(m, {"x": x}, rtol=1e-5, atol=1e-6)
+    check(m, {"x": x}, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("fmod", [0, 1])
@@ -71,7 +63,7 @@ def test_integer_mod(fmod, folded):
     if not folded:
         ins += [h.make_tensor_value_info("a", T.INT64, a.shape), h.make_tensor_value_info("b", T.INT64, b.shape)]
         feeds.update(a=a, b=b)
-    m = _model(nodes, ins, [h.make_tensor_value_info("y", T.INT64, None)], inits)
+    m = _model18(nodes, ins, [h.make_tensor_value_info("y", T.INT64, None)], inits)
     got = trnsim.compile_onnx(m.SerializeToString()).run(feeds)["y"]
     np.testing.assert_array_equal(got, np.mod(a, b) if fmod == 0 else np.fmod(a, b))
 
@@ -91,10 +83,10 @@ def test_scatter_nd_int64_max():
     data = np.array([[1, 2], [3, 4], [5, 6]], np.int64)
     idx = np.array([[0], [2], [0]], np.int64)
     upd = np.array([[9, -1], [0, 8], [4, 7]], np.int64)
-    m = _model([h.make_node("ScatterND", ["data", "idx", "upd"], ["y"], reduction="max")],
+    m = _model18([h.make_node("ScatterND", ["data", "idx", "upd"], ["y"], reduction="max")],
                [h.make_tensor_value_info("data", T.INT64, data.shape), h.make_tensor_value_info("idx", T.INT64, idx.shape),
                 h.make_tensor_value_info("upd", T.INT64, upd.shape)], [h.make_tensor_value_info("y", T.INT64, None)])
-    _check(m, {"data": data, "idx": idx, "upd": upd})
+    check(m, {"data": data, "idx": idx, "upd": upd})
 
 
 class _Histc(torch.nn.Module):
