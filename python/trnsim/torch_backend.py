@@ -44,6 +44,7 @@ import trnsim
 from trnsim import torch_session as _session
 from trnsim.torch_session import FallbackWarning
 from trnsim.torch_rewrites import functionalize, rewrite_attention
+from trnsim.torch_export_ops import install as install_export_ops
 from trnsim.torch_weightless import is_meta_module
 
 __all__ = ["trnsim_backend", "trace", "TracedModule", "export_onnx", "last_report", "register",
@@ -117,13 +118,34 @@ def _to_torch(a: np.ndarray, like: torch.Tensor | None) -> torch.Tensor:
 # ONNX export
 
 
+class _KeepAttributes:
+    """Restores every submodule's public attributes after a TorchScript trace: models change
+    themselves while traced (transformers' Swin stores its window size as a tensor under
+    torch.jit tracing), which later breaks torch.export of the same model."""
+
+    def __init__(self, module: torch.nn.Module):
+        self.saved = [(m, {k: v for k, v in vars(m).items() if not k.startswith("_")})
+                      for m in module.modules()]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for m, attrs in self.saved:
+            for k in [k for k in vars(m) if not k.startswith("_") and k not in attrs]:
+                delattr(m, k)
+            vars(m).update(attrs)
+        return False
+
+
 def export_onnx(module: torch.nn.Module, example_inputs: Sequence[torch.Tensor],
                 opset: int = _DEFAULT_OPSET) -> tuple[bytes, list[str]]:
     """Export ``module`` called on ``example_inputs`` to serialized ONNX; returns (bytes,
     input names). Parameters and buffers become initializers (constants)."""
     names = [f"input_{i}" for i in range(len(example_inputs))]
+    install_export_ops()  # aten::diff, aten::histc, transformers' grouped MoE matmul
     buf = io.BytesIO()
-    with warnings.catch_warnings(), torch.no_grad():
+    with warnings.catch_warnings(), torch.no_grad(), _KeepAttributes(module):
         warnings.simplefilter("ignore")  # the legacy-exporter deprecation and tracer notes
         try:
             torch.onnx.export(module, tuple(example_inputs), buf, dynamo=False,
@@ -414,6 +436,11 @@ def register() -> None:
     from torch._dynamo.backends import registry
     if "trnsim" not in registry._BACKENDS and "trnsim" not in registry._COMPILER_FNS:
         registry.register_backend(compiler_fn=trnsim_backend, name="trnsim")
+    # Without allow_rnn Dynamo skips nn.RNN/LSTM/GRU modules: they would run on the CPU and the
+    # backend never hear of it (a silent fallback). With it they reach the graph, and trnsim
+    # compiles them (ONNX LSTM/GRU/RNN); other backends trace them as well.
+    import torch._dynamo
+    torch._dynamo.config.allow_rnn = True
 
 
 # ------------------------------------------------------------------------------------------

@@ -207,7 +207,8 @@ def bad_models():
         "output-redefines-initializer": (graph_model([n("Relu", ["x"], ["w"]), n("Add", ["x", "w"], ["y"])], [vi("x", [2])], [y],
                                                      [helper.make_tensor("w", TensorProto.FLOAT, [2], [1, 2])]), "already defines"),
         "duplicate-inputs": (graph_model([n("Relu", ["x"], ["y"])], [vi("x", [2]), vi("x", [2])], [y]), "twice"),
-        "average-pool-65536": (graph_model([n("AveragePool", ["x"], ["y"], kernel_shape=[1, 65536])], [vi("x", [1, 1, 1, 65536])],
+        # 65537 wide: two windows to unroll (one window over the whole input is a global mean)
+        "average-pool-65536": (graph_model([n("AveragePool", ["x"], ["y"], kernel_shape=[1, 65536])], [vi("x", [1, 1, 1, 65537])],
                                            [y]), "window"),
         "int64-constant-2^24+1": (graph_model([n("Add", ["x", "c"], ["y"])], [vi("x", [1], TensorProto.INT64)],
                                               [vi("y", [1], TensorProto.INT64)], [int_init("c", [(1 << 24) + 1])]), "2^24"),

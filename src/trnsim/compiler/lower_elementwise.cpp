@@ -126,8 +126,13 @@ void apply_elementwise(KernelBuilder& kb, const Node& n, OpKind op, const View& 
   }
   if (auto alu = alu_of(op)) {
     if (!b) unsupported(n, "missing operand");
-    if (op == OpKind::Mod && n.i("fmod", 0) == 0 && integral) unsupported(n, "attribute fmod=0 on integers computed at run time");
     kb.tensor_tensor(out, a, *b, *alu);
+    if (op == OpKind::Mod && n.i("fmod", 0) == 0 && integral) {  // the divisor's sign: r += b where r * b < 0
+      kb.tensor_tensor(tmp, out, *b, AluOp::Mul);
+      kb.tensor_scalar(tmp, tmp, AluOp::Mul, -1.0f, AluOp::IsGt, 0.0f);
+      kb.tensor_tensor(tmp, tmp, *b, AluOp::Mul);
+      kb.tensor_tensor(out, out, tmp, AluOp::Add);
+    }
     if (op == OpKind::Div && integral) truncate(kb, out, out, tmp);
     return;
   }

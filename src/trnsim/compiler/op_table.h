@@ -24,7 +24,7 @@ enum class OpKind : uint8_t {
   Where,
   // compute
   MatMul, Gemm, Conv, LayerNormalization, Softmax, LogSoftmax, ReduceMean, ReduceSum,
-  ReduceMax, ReduceMin, GlobalAveragePool, MaxPool, AveragePool, BatchNormalization, LRN,
+  ReduceMax, ReduceMin, ReduceL1, ReduceL2, ReduceSumSquare, GlobalAveragePool, MaxPool, AveragePool, BatchNormalization, LRN,
   FusedAttention,  // made by the attention-fusion pass (fuse_attention.h), not an ONNX op
   // shape and data movement
   Reshape, Flatten, Transpose, Concat, Slice, Gather, Expand, Unsqueeze, Squeeze, Shape,

@@ -1,5 +1,6 @@
 // Concat along an axis: strided copies (lower_movement); tensor-parallel when every input is
 // split on the same axis, other than the concatenated one.
+#include "trnsim/compiler/decompose_steps.h"
 #include "trnsim/compiler/lower_elementwise.h"
 #include "trnsim/compiler/op_unit.h"
 #include "trnsim/compiler/tp_rules.h"
@@ -37,6 +38,21 @@ void eval(Graph& g, const Node& n, std::vector<double>& r) {
   }
 }
 
+// Inputs with no elements add nothing (a partial-rotary model's empty "pass-through" half):
+// they are dropped, so no kernel ever sees a zero-sized tensor.
+bool drop_empty_inputs(GraphEditor& e, const Node& n) {
+  std::vector<std::string> kept;
+  for (const auto& t : n.inputs)
+    if (numel(e.graph().tensor(t).shape) != 0) kept.push_back(t);
+  if (kept.size() == n.inputs.size() || kept.empty()) return false;
+  if (kept.size() == 1) {
+    decomp::finish(e, n, kept[0]);
+    return true;
+  }
+  e.add(OpKind::Concat, n.name, kept, n.attrs, n.outputs[0]);
+  return true;
+}
+
 int64_t tp_axis(TpCtx& c) {
   const int64_t ax = normalize_axis(c.n.i("axis", 0), static_cast<int64_t>(c.out_shape().size()), c.n.name);
   int64_t s = -1;
@@ -53,7 +69,7 @@ int64_t tp_axis(TpCtx& c) {
 
 void register_concat(OpRegistry& r) {
   r.push_back({.kind = OpKind::Concat, .name = "Concat", .cls = OpClass::Movement, .min_inputs = 1, .max_inputs = 4096, .attributes = {"axis"},
-               .rules = {.infer = infer, .eval = eval, .lower = lower_movement, .tp_axis = tp_axis}});
+               .rules = {.infer = infer, .eval = eval, .decompose = drop_empty_inputs, .lower = lower_movement, .tp_axis = tp_axis}});
 }
 
 }  // namespace trnsim::compiler

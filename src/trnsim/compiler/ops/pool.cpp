@@ -16,15 +16,39 @@ using namespace decomp;
 // kernel is refused at once instead of building 65,536 nodes (it hung).
 constexpr int64_t kMaxWindowElements = 4096;
 
+// One window covering the whole input, no padding, no dilation (EfficientNet's pooler: a
+// 1280-wide kernel, ceil_mode, over a 7x7 map): a global mean or max, not a window to unroll.
+bool whole_input_window(const Node& n, const Shape& x, const Shape& kernel) {
+  if (kernel.size() + 2 != x.size() || (n.outputs.size() > 1 && !n.outputs[1].empty())) return false;
+  const std::string ap = n.s("auto_pad", "NOTSET");
+  if (ap != "NOTSET" && ap != "VALID") return false;
+  const auto pads = n.ints("pads"), dil = n.ints("dilations"), st = n.ints("strides");
+  const bool ceil = n.i("ceil_mode", 0) != 0;
+  for (int64_t p : pads) if (p != 0) return false;
+  for (int64_t d : dil) if (d != 1) return false;
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    const int64_t k = kernel[i], in = x[2 + i], stride = i < st.size() ? st[i] : 1;
+    // one output position: the window is the input, or ceil_mode's one clipped window
+    if (k < in || !(k == in || (ceil && k - in < stride))) return false;
+  }
+  return true;
+}
+
 void infer(Graph& g, const Node& n) {
   const Shape& x = input(g, n, 0).shape;
   const Shape kernel = n.ints("kernel_shape");
   if (x.size() < 3) throw ShapeError(fmt::format("node '{}': {} needs an input of rank >= 3 (N, C, spatial...), got {}", n.name, op_name(n.op), shape_str(x)));
   int64_t elements = 1;
   for (int64_t k : kernel) elements = k > 0 ? checked_mul(elements, k, fmt::format("node '{}': kernel_shape", n.name)) : elements;
-  if (elements > kMaxWindowElements)
+  if (elements > kMaxWindowElements && !whole_input_window(n, x, kernel))
     throw UnsupportedError(fmt::format("unsupported: op {} (a window of {} elements; trnsim unrolls at most {}) at node '{}'",
                                        op_name(n.op), elements, kMaxWindowElements, n.name));
+  if (whole_input_window(n, x, kernel)) {
+    Shape s(x.size(), 1);
+    s[0] = x[0], s[1] = x[1];
+    set_output(g, n, 0, s, input(g, n, 0).type);
+    return;
+  }
   set_output(g, n, 0, window_output_shape(n, x, kernel, x.at(1)), input(g, n, 0).type);
   if (has_output(n, 1)) {
     if (n.op != OpKind::MaxPool) throw ShapeError(fmt::format("node '{}': AveragePool has one output", n.name));
@@ -118,8 +142,14 @@ bool decompose(GraphEditor& e, const Node& n) {
   const size_t sp = xs.size() - 2;
   const Shape kernel = n.ints("kernel_shape");
   const bool is_max = n.op == OpKind::MaxPool;
-  const WindowParams wp = window_params(n, xs, kernel);
   const bool indices = is_max && n.outputs.size() > 1 && !n.outputs[1].empty();
+  if (whole_input_window(n, xs, kernel)) {
+    std::vector<int64_t> axes;
+    for (size_t i = 2; i < xs.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    finish(e, n, reduce_over(e, is_max ? OpKind::ReduceMax : OpKind::ReduceMean, n.name + ".global", n.inputs[0], axes, true));
+    return true;
+  }
+  const WindowParams wp = window_params(n, xs, kernel);
   std::string acc;
   if (!indices && sp <= 2) {
     acc = pool_window(e, n, wp);

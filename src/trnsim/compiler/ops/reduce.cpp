@@ -1,6 +1,7 @@
 // ReduceSum, ReduceMean, ReduceMax, ReduceMin: the reduction kernel (lower_reduce) over the
 // last axis of a [rows, cols] view; other axes are moved last and merged by the shared
-// decomposition step (decomp::reduce), keepdims restored by a Reshape.
+// decomposition step (decomp::reduce), keepdims restored by a Reshape. ReduceL1, ReduceL2 and
+// ReduceSumSquare (weight norm in exported Wav2Vec2) are a ReduceSum of |x| or x*x (then Sqrt).
 #include <algorithm>
 #include <cmath>
 
@@ -36,10 +37,14 @@ void eval(Graph& g, const Node& n, std::vector<double>& r) {
   const bool is_max = n.op == K::ReduceMax, is_min = n.op == K::ReduceMin;
   std::fill(r.begin(), r.end(), is_max ? -INFINITY : is_min ? INFINITY : 0);
   const auto& x = data(g, n.inputs[0]);
+  const bool l1 = n.op == K::ReduceL1, square = n.op == K::ReduceL2 || n.op == K::ReduceSumSquare;
   for_each_index(xs, {ost}, [&](int64_t i, const std::vector<int64_t>& off) {
     double& d = r[off[0]];
-    d = is_max ? std::max(d, x[i]) : is_min ? std::min(d, x[i]) : d + x[i];
+    const double v = l1 ? std::fabs(x[i]) : square ? x[i] * x[i] : x[i];
+    d = is_max ? std::max(d, v) : is_min ? std::min(d, v) : d + v;
   });
+  if (n.op == K::ReduceL2)
+    for (auto& v : r) v = std::sqrt(v);
   if (n.op == K::ReduceMean && !r.empty()) {
     double cnt = static_cast<double>(numel(xs)) / static_cast<double>(r.size());
     for (auto& v : r) v /= cnt;
@@ -52,6 +57,18 @@ bool decompose(GraphEditor& e, const Node& n) {
   auto axes = reduce_axes(g, n, rank);
   if (rank == 2 && axes == std::vector<int64_t>{1} && !keepdims(n) && n.inputs.size() == 1) return false;
   decomp::reduce(e, n);
+  return true;
+}
+
+// ReduceL1 / ReduceL2 / ReduceSumSquare: the element-wise map, a ReduceSum, then Sqrt for L2.
+bool decompose_norm(GraphEditor& e, const Node& n) {
+  const Graph& g = e.graph();
+  const int64_t rank = static_cast<int64_t>(decomp::shape_of(g, n.inputs[0]).size());
+  const std::string& x = n.inputs[0];
+  const std::string m = n.op == K::ReduceL1 ? e.add(K::Abs, n.name + ".abs", {x}) : e.add(K::Mul, n.name + ".square", {x, x});
+  std::string r = decomp::reduce_over(e, K::ReduceSum, n.name + ".sum", m, reduce_axes(g, n, rank), keepdims(n));
+  if (n.op == K::ReduceL2) r = e.add(K::Sqrt, n.name + ".sqrt", {r});
+  decomp::finish(e, n, r);
   return true;
 }
 
@@ -76,6 +93,12 @@ void register_reduce(OpRegistry& r) {
   r.push_back(row(K::ReduceSum, "ReduceSum"));
   r.push_back(row(K::ReduceMax, "ReduceMax"));
   r.push_back(row(K::ReduceMin, "ReduceMin"));
+  for (auto [k, name] : {std::pair{K::ReduceL1, "ReduceL1"}, std::pair{K::ReduceL2, "ReduceL2"},
+                         std::pair{K::ReduceSumSquare, "ReduceSumSquare"}}) {
+    OpInfo i = row(k, name);
+    i.rules.decompose = decompose_norm;
+    r.push_back(i);
+  }
 }
 
 }  // namespace trnsim::compiler

@@ -61,10 +61,13 @@ void land(GraphEditor& e, const Node& n, const std::string& pos, int64_t U, int6
                                                            iota_along(e, n.name + ".place", P, 1, 2, g.tensor(pos).type)});
   std::string landed = reduce_over(e, OpKind::ReduceMax, n.name + ".landed", e.add(OpKind::Where, n.name + ".count", {hit, e.constant(n.name + ".one", {}, {1.0}), e.constant(n.name + ".zero", {}, {0.0})}), {0}, false);
   landed = e.add(OpKind::Greater, n.name + ".any", {reshape(e, n.name + ".any", landed, {P, 1}), e.constant(n.name + ".zero", {}, {0.0})});
-  const double fill = r == "max" ? -INFINITY : r == "min" ? INFINITY : 0.0;
+  // The fill takes the updates' element type (int64 updates: MoE routing); integers get finite bounds.
+  const ElemType ut = g.tensor(n.inputs[2]).type;
+  const double big = is_integral(ut) ? 16777216.0 : INFINITY;  // integers on the chip: |x| <= 2^24
+  const double fill = r == "max" ? -big : r == "min" ? big : 0.0;
   std::string upd = reshape(e, n.name + ".updates", n.inputs[2], {U, 1, R});
   std::string sel = e.add(OpKind::Where, n.name + ".select", {reshape(e, n.name + ".hit", hit, {U, P, 1}), upd,
-                                                               e.constant(n.name + ".fill", {}, {fill}, ElemType::Float)});
+                                                               e.constant(n.name + ".fill", {}, {fill}, ut)});
   const OpKind combine = r == "max" ? OpKind::ReduceMax : r == "min" ? OpKind::ReduceMin : OpKind::ReduceSum;
   std::string c = reduce_over(e, combine, n.name + ".combine", sel, {0}, false);  // [P, R]
   std::string data = reshape(e, n.name + ".data", n.inputs[0], {P, R});
