@@ -222,7 +222,10 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
     const int64_t bn_ws = std::min<int64_t>(kTileN, max_cols);
     const int64_t f32_per_col = 4 * (f32_rings + (row_operands ? 2 : 0));
     const int depth = static_cast<int>(std::min<int64_t>(8, 2 * ks));
-    const int64_t avail = free - depth * bn_ws * eb - f32_per_col * bn_ws - raw;
+    // Beside the group's A^T: the weight tiles in flight, the fp32 rings, the raw A chunks and
+    // the two-tile ring of single stationary tiles (a granule each at least).
+    const int64_t st_ring = 2 * std::max<int64_t>(stationary_cols(j) * eb, 64);
+    const int64_t avail = free - depth * bn_ws * eb - f32_per_col * bn_ws - raw - st_ring;
     const int64_t g = std::min<int64_t>({row_tiles, kWsBanks, avail / row_cost - 1});
     if (g >= 2) {
       b.ws = true;
