@@ -37,8 +37,12 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
 }
 
 int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& node) {
-  int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= std::max<int64_t>(rank, 1))
+  // ONNX's range [-rank, rank-1]: empty for a rank-0 tensor (a scalar has no axis; the ops
+  // that take one on a scalar pass the rank they work in, e.g. Unsqueeze's output rank).
+  if (rank == 0)
+    throw ShapeError(fmt::format("node '{}': axis {} of a rank-0 tensor (a scalar has no axes)", node, axis));
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank)
     throw ShapeError(fmt::format("node '{}': axis {} out of range for rank {}", node, axis, rank));
   return a;
 }
