@@ -23,6 +23,7 @@
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/runtime/loaded_model.h"
 #include "trnsim/runtime/report_json.h"
+#include "trnsim/runtime/run_power_cap.h"
 #include "trnsim/common/json_text.h"
 
 namespace nb = nanobind;
@@ -92,16 +93,28 @@ std::unique_ptr<Compiled> load_compiled(const std::string& path, std::optional<s
   return c;
 }
 
-std::map<std::string, std::tuple<std::vector<int64_t>, Out>> run(Compiled& c, const std::map<std::string, Flat>& inputs, bool timing) {
+std::map<std::string, std::tuple<std::vector<int64_t>, Out>> run(Compiled& c, const std::map<std::string, Flat>& inputs, bool timing,
+                                                                  double clock_scale, double power_cap,
+                                                                  const std::string& power_cap_scope, const std::string& system) {
   std::map<std::string, std::vector<float>> in;
   for (const auto& [n, a] : inputs) in[n].assign(a.data(), a.data() + a.size());
   runtime::RunOutput r;
+  runtime::RunPower power;
   {
     nb::gil_scoped_release release;
-    r = c.loaded->run(in, timing ? core::Mode::Timing : core::Mode::Functional);
+    // Another operating point (--clock-scale / --power-cap): the program on the chip moved there.
+    const bool moved = clock_scale != 1 || power_cap > 0;
+    if (moved) power = runtime::run_power(c.model, c.chip, {clock_scale, power_cap, power_cap_scope, system});
+    r = moved ? runtime::LoadedModel(c.model, power.chip).run(in, timing ? core::Mode::Timing : core::Mode::Functional)
+              : c.loaded->run(in, timing ? core::Mode::Timing : core::Mode::Functional);
+    if (!moved) power.chip = c.chip;
   }
-  c.last_report = trnsim::json_text(runtime::report_json(r.report, c.model.shapes.empty() || c.model.inputs.empty() || c.model.shapes.at(c.model.inputs[0]).empty()
-                                                     ? 1 : c.model.shapes.at(c.model.inputs[0])[0]));
+  auto report = runtime::report_json(r.report, c.model.shapes.empty() || c.model.inputs.empty() || c.model.shapes.at(c.model.inputs[0]).empty()
+                                                     ? 1 : c.model.shapes.at(c.model.inputs[0])[0]);
+  report["clock_scale"] = power.chip.energy.clock_scale;
+  report["voltage_scale"] = power.chip.energy.voltage_scale;
+  if (power.capped) report["power_cap"] = power.json();
+  c.last_report = trnsim::json_text(report);
   std::map<std::string, std::tuple<std::vector<int64_t>, Out>> out;
   for (auto& [n, v] : r.outputs) out.emplace(n, std::make_tuple(c.model.shapes.at(n), to_numpy(std::move(v))));
   return out;
@@ -134,7 +147,8 @@ void bind(nb::module_& root) {
       .def("save", [](const Compiled& c, const std::string& path) { compiler::save_compiled(c.model, c.chip, path); }, nb::arg("path"),
            "Writes the program to a file (trnsim.load_compiled and `trnsim run FILE` read it)")
       .def("report_json", [](const Compiled& c) { return c.last_report; })
-      .def("run", &run, nb::arg("inputs"), nb::arg("timing") = false,
+      .def("run", &run, nb::arg("inputs"), nb::arg("timing") = false, nb::arg("clock_scale") = 1.0,
+           nb::arg("power_cap") = 0.0, nb::arg("power_cap_scope") = "chip", nb::arg("system") = "",
            "Runs one forward pass; returns {name: (shape, flat float32 array)} (empty in timing mode)");
   m.def("supported_ops", [] {
     std::vector<std::string> ops;

@@ -9,7 +9,7 @@
 
 #include "registry.h"
 #include "trnsim/common/error.h"
-#include "trnsim/workloads/llm_generation.h"
+#include "trnsim/workloads/llm_run.h"
 
 namespace nb = nanobind;
 using namespace trnsim;
@@ -20,19 +20,18 @@ namespace {
 std::string llm(const std::string& model, const std::string& system, int tp, int pp, int ep, int lnc,
                 const std::string& dtype, const std::string& weights, const std::string& kv_dtype, int64_t batch,
                 int64_t input, int64_t output, const std::string& trace, int64_t micro_batches, bool sequence_parallel,
-                double clock_scale, const std::string& kv_buckets, int64_t seq_len) {
+                double clock_scale, const std::string& kv_buckets, int64_t seq_len, double power_cap,
+                const std::string& power_cap_scope) {
   Deployment d{system, tp, pp, ep, lnc, dtype, weights, kv_dtype, sequence_parallel, clock_scale};
   GenerationRequest r{batch, input, output, micro_batches, parse_kv_buckets(kv_buckets), seq_len};
   nb::gil_scoped_release nogil;
-  const ModelDesc m = load_model(model);
-  TrainiumStepCost cost(m, d);
-  const auto g = simulate_generation(cost, r);
+  const LlmRun run = run_llm(model, d, r, PowerCap{power_cap, check_power_cap_scope(power_cap_scope)});
   if (!trace.empty()) {
     std::ofstream f(trace);
-    f << generation_trace(g).dump() << "\n";
+    f << run.trace().dump() << "\n";
     if (!f) throw ConfigError("trace " + trace + ": cannot write the file");
   }
-  return generation_json(cost, d, r, g).dump();
+  return run.json().dump();
 }
 
 std::string model_json(const std::string& name) {
@@ -53,7 +52,8 @@ void bind(nb::module_& root) {
         nb::arg("dtype"), nb::arg("weights"), nb::arg("kv_dtype"), nb::arg("batch"), nb::arg("input"), nb::arg("output"),
         nb::arg("trace"), nb::arg("micro_batches"),
         nb::arg("sequence_parallel"), nb::arg("clock_scale") = 1.0,
-        nb::arg("kv_buckets") = "compiled", nb::arg("seq_len") = 0);
+        nb::arg("kv_buckets") = "compiled", nb::arg("seq_len") = 0, nb::arg("power_cap") = 0.0,
+        nb::arg("power_cap_scope") = "chip");
   m.def("model", &model_json, nb::arg("name_or_path"));
   m.def("model_presets", &model_preset_names);
 }

@@ -257,9 +257,15 @@ class CompiledModel:
             ir = head + ir
         return ir
 
-    def run(self, inputs: Union[Mapping[str, Any], Sequence[Any]], mode: Optional[str] = None) -> Dict[str, np.ndarray]:
+    def run(self, inputs: Union[Mapping[str, Any], Sequence[Any]], mode: Optional[str] = None, *,
+            clock_scale: float = 1.0, power_cap: Optional[float] = None, power_cap_scope: str = "chip",
+            system: Optional[str] = None) -> Dict[str, np.ndarray]:
         """One forward pass. Functional mode returns {output name: array}; timing mode returns {}.
-        Either way ``self.report`` describes the run."""
+        Either way ``self.report`` describes the run. ``clock_scale`` runs the engine clocks at that
+        DVFS point (as ``trnsim run --clock-scale``); ``power_cap`` (W) throttles them until the
+        run's average power fits it, per chip or, with ``power_cap_scope`` "instance" or "rack",
+        per instance or rack of ``system`` (its hosts' and rack's power off first): the report
+        then has ``power_cap``."""
         mode = mode or self.mode
         if mode not in _MODES:
             raise _core.UnsupportedError(f"unsupported: mode '{mode}' (expected functional or timing)")
@@ -301,7 +307,7 @@ class CompiledModel:
                 if a.dtype.kind in "iub" and a.size and np.abs(a.astype(np.int64)).max() > 2**24:
                     raise _core.UnsupportedError(f"unsupported: input '{n}' has integers beyond 2**24 (held as fp32 on the chip)")
                 flat[n] = np.ascontiguousarray(a, dtype=np.float32).reshape(-1)
-        raw = c.run(flat, mode == "timing")
+        raw = c.run(flat, mode == "timing", float(clock_scale), float(power_cap or 0), power_cap_scope, system or "")
         self._report_src = (c, spec_vals)
         types = c.output_types
         out = {}

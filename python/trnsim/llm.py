@@ -21,14 +21,17 @@ __all__ = ["llm", "llm_model", "llm_models"]
 def llm(model, system: str, tp: int, *, batch: int = 1, input: int = 128, output: int = 128, pp: int = 1,
         ep: int = 1, lnc: int = 0, dtype: str = "bf16", weights: str = "bf16", kv_dtype: str = "bf16",
         trace: Optional[str] = None, micro_batches: int = 0, sequence_parallel: bool = False,
-        clock_scale: float = 1.0, kv_buckets: str = "compiled", seq_len: int = 0) -> dict:
+        clock_scale: float = 1.0, kv_buckets: str = "compiled", seq_len: int = 0,
+        power_cap: Optional[float] = None, power_cap_scope: str = "chip") -> dict:
     """TTFT, TPOT, throughput and memory of ``model`` on ``system`` at tensor parallelism ``tp``.
 
     ``lnc`` 0 is the chip's default logical-core size (2 on Trn2/Trn3, else 1); ``trace`` a
     path for a Chrome trace of the prefill and the first decode step; ``micro_batches`` (with
     ``pp`` > 1) the micro-batches in flight, 0 = min(batch, pp); ``sequence_parallel`` splits the
     norms and residuals over the TP ranks (Megatron SP); ``clock_scale`` runs the engine clocks at
-    that DVFS point (HBM and links keep their rates). ``seq_len`` is the compiled sequence length
+    that DVFS point (HBM and links keep their rates); ``power_cap`` (W, on a ``power_cap_scope`` of
+    "chip", "instance" or "rack") throttles them until the generation's power fits (result
+    ``power_cap``). ``seq_len`` is the compiled sequence length
     (0: input + output) and ``kv_buckets`` what the prefill and each decode step attend over:
     "compiled" (the whole ``seq_len``, as transformers-neuronx / NxD Inference compile one
     bucket), "pow2" (buckets 128, 256, ... up to ``seq_len``) or "exact" (the sequence's own
@@ -41,10 +44,11 @@ def llm(model, system: str, tp: int, *, batch: int = 1, input: int = 128, output
                                                          kv_dtype=kv_dtype, trace=trace, micro_batches=micro_batches,
                                                          sequence_parallel=sequence_parallel,
                                                          clock_scale=clock_scale, kv_buckets=kv_buckets,
-                                                         seq_len=seq_len))
+                                                         seq_len=seq_len, power_cap=power_cap,
+                                                         power_cap_scope=power_cap_scope))
     return json.loads(_core.llm.llm(model, system, tp, pp, ep, lnc, dtype, weights, kv_dtype, batch, input, output,
                                      trace or "", micro_batches, sequence_parallel,
-                                     clock_scale, kv_buckets, seq_len))
+                                     clock_scale, kv_buckets, seq_len, float(power_cap or 0), power_cap_scope))
 
 
 def _with_config_file(config, fn):

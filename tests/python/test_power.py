@@ -123,3 +123,27 @@ def test_tensor_parallel_run_energy(mlp):
     assert j["energy_j"] == pytest.approx(sum(j["energy_by_unit_j"].values()), rel=1e-12)
     assert j["energy_by_unit_j"]["static"] == pytest.approx(2 * 150 * j["time_s"], rel=1e-9)
     assert j["energy_by_unit_j"]["NeuronLink"] > 0
+
+
+def test_python_run_api_clock_scale_and_power_caps(mlp):
+    """CompiledModel.run(clock_scale=, power_cap=, power_cap_scope=, system=) = `trnsim run`."""
+    m = trnsim.compile_onnx(mlp, chip="trn2", dtype="bf16", mode="timing")
+    m.run({}, mode="timing")
+    top = m.report
+    assert top["clock_scale"] == 1 and "power_cap" not in top
+    m.run({}, mode="timing", clock_scale=0.8)
+    cli_slow = cli_json("run", mlp, "--dtype", "bf16", "--timing-only", "--clock-scale", "0.8")
+    assert m.report["clock_scale"] == 0.8 and m.report["time_s"] == cli_slow["time_s"]
+    assert m.report["energy_j"] == cli_slow["energy_j"]
+    # An instance of trn2.48xlarge: 16 chips and a 2,500 W host (configs/systems/trn2.48xlarge.yaml).
+    cap = 0.95 * top["average_power_w"] * 16 + 2500
+    m.run({}, mode="timing", power_cap=cap, power_cap_scope="instance", system="trn2.48xlarge")
+    pc = m.report["power_cap"]
+    assert pc["scope"] == "instance" and pc["chips_in_scope"] == 16 and pc["fixed_power_w"] == 2500
+    assert pc["met"] and 0.99 * cap <= pc["scope_power_w"] <= cap * (1 + 1e-12)
+    assert m.report["average_power_w"] == pytest.approx(pc["power_w"], rel=1e-9)
+    cli_cap = cli_json("run", mlp, "--dtype", "bf16", "--timing-only", "--power-cap", repr(cap), "--power-cap-scope",
+                       "instance", "--system", "trn2.48xlarge")
+    assert cli_cap["power_cap"] == pc and cli_cap["time_s"] == m.report["time_s"]
+    with pytest.raises(trnsim.ConfigError, match="needs --system"):
+        m.run({}, mode="timing", power_cap=cap, power_cap_scope="rack")

@@ -2,7 +2,7 @@
 result's energy is the sum of its units'; serve's is the iterations' dynamic energy (its
 timeline) plus the chips' static power over the replicas' held time, with the per-token and
 per-MW figures derived by their formulas; a GPU system reports the same fields; a chip power
-cap's throttled clock holds the cap within 1%."""
+cap's throttled clock holds the cap within 1% (instance, rack and GPU caps: test_power_scope.py)."""
 import json
 import subprocess
 
@@ -103,7 +103,7 @@ def test_serve_power_cap_and_errors():
     pc = j["power_cap"]
     assert pc["met"] and 0.99 * cap <= pc["power_w"] <= cap and pc["clock_scale"] < 1
     assert j["clock_scale"] == pc["clock_scale"] and j["time_s"] > top["time_s"]
-    for bad, msg in ((["--power-cap", "300", "--system", "p5.48xlarge", "--tp", "1"], "GPU"),
+    for bad, msg in ((["--power-cap", "-5", "--system", "p5.48xlarge", "--tp", "1"], "--power-cap"),
                      (["--pue", "0.5", "--system", "trn2.48xlarge", "--tp", "4"], "--pue")):
         p = subprocess.run([trnsim_cli(), *SERVE, *bad], capture_output=True, text=True, timeout=60)
         assert p.returncode == 2 and msg in p.stderr and "Traceback" not in p.stderr, p.stderr

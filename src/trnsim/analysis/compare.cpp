@@ -57,6 +57,8 @@ json system_row(const CompareSpec& spec, const std::string& system) {
                         "request_throughput_rps", "slo_attainment", "replicas", "chips_per_replica", "chips",
                         "output_tokens", "requests", "time_s", "energy_j", "busy_fraction"})
     row[k] = r[k];
+  row["clock_scale"] = r.value("clock_scale", 1.0);
+  if (r.contains("power_cap")) row["power_cap"] = r["power_cap"];  // the sized fleet's (--power-cap)
   row["slo_met"] = fleet.met;
   row["fleet_sizing"] = !fixed ? "smallest meeting the SLO" : offline ? "fixed: offline run" : "fixed: --replicas";
   row["sizing_trials"] = fleet.trials;
@@ -124,6 +126,14 @@ std::string table(const json& j) {
   line("chips per replica", "chips_per_replica", 1, "{:.0f}");
   line("replicas for the load at the SLO", "replicas", 1, "{:.0f}");
   line("chips", "chips", 1, "{:.0f}");
+  if (rows.front().contains("power_cap")) {
+    line("engine clock scale under the power cap", "clock_scale", 1, "{:.3f}");
+    t += fmt::format("  {:<46}", "power per chip, W: unthrottled -> capped");
+    for (const auto& r : rows)
+      t += fmt::format(" {:>22}", fmt::format("{:.0f} -> {:.0f}", r["power_cap"]["unthrottled_power_w"].get<double>(),
+                                              r["power_cap"]["power_w"].get<double>()));
+    t += "\n";
+  }
   line("SLO attainment (%)", "slo_attainment", 100, "{:.2f}");
   line("p50 TTFT (ms)", "p50_ttft_s", 1e3, "{:.1f}");
   line("p99 TTFT (ms)", "p99_ttft_s", 1e3, "{:.1f}");

@@ -20,7 +20,8 @@ SizedFleet size_fleet(const nlohmann::json& values, double attainment, int max_r
     return std::pair{a >= attainment, r};
   };
   if (values.contains("replicas")) {
-    auto [ok, r] = trial(values["replicas"].get<int>());
+    // As the serve spec reads it: a number from Python, a string from the command line.
+    auto [ok, r] = trial(workloads::serve_spec_from_json(values).options.cluster.replicas);
     f.met = ok;
     f.result = r;
     return f;

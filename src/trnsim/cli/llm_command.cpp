@@ -4,14 +4,12 @@
 #include <fmt/core.h>
 
 #include <fstream>
-#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "trnsim/common/progress.h"
 #include "trnsim/cli/command.h"
 #include "trnsim/common/error.h"
-#include "trnsim/workloads/llm_generation.h"
-#include "trnsim/workloads/workload_power_cap.h"
+#include "trnsim/workloads/llm_run.h"
 
 namespace trnsim::cli {
 namespace {
@@ -21,7 +19,7 @@ struct Args {
   workloads::Deployment d;
   workloads::GenerationRequest r;
   std::string kv_buckets = "compiled";
-  double power_cap = 0;
+  workloads::PowerCap power_cap;
   bool json = false;
 };
 
@@ -59,36 +57,19 @@ void print_table(const workloads::TrainiumStepCost& cost, const Args& a, const w
 int run(Args a) {
   const progress::Scope shown(progress::command_sink(a.json));
   a.r.kv_buckets = workloads::parse_kv_buckets(a.kv_buckets);
-  const workloads::ModelDesc m = workloads::load_model(a.model);
-  std::optional<hw::Throttle> throttle;
-  if (a.power_cap > 0) {  // the same generation at each candidate clock
-    throttle = workloads::throttle_workload(a.d.system, a.d.clock_scale, a.power_cap, [&](double f) {
-      workloads::Deployment d = a.d;
-      d.clock_scale = f;
-      workloads::TrainiumStepCost c(m, d);
-      const auto g = workloads::simulate_generation(c, a.r);
-      return hw::PowerMeasure{g.e2e_s, g.energy.total() / c.chips()};
-    });
-    a.d.clock_scale = throttle->clock_scale;
-  }
-  workloads::TrainiumStepCost cost(m, a.d);
-  const auto g = workloads::simulate_generation(cost, a.r);
+  const workloads::LlmRun run = workloads::run_llm(a.model, a.d, a.r, a.power_cap);
+  const auto& g = run.result;
+  a.d = run.deployment;
   if (!a.trace.empty()) {
     std::ofstream f(a.trace);
-    f << workloads::generation_trace(g).dump() << "\n";
+    f << run.trace().dump() << "\n";
     if (!f) throw ConfigError(fmt::format("--trace {}: cannot write the file", a.trace));
   }
   if (a.json) {
-    auto j = workloads::generation_json(cost, a.d, a.r, g);
-    if (throttle) j["power_cap"] = workloads::power_cap_json(*throttle, a.power_cap);
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", run.json().dump(2));
   } else {
-    print_table(cost, a, g);
-    if (throttle)
-      fmt::print("  power cap {:g} W per chip: clock scale {:.4f} (voltage {:.4f}), {:.1f} W -> {:.1f} W, e2e {:.2f} ms -> {:.2f} ms{}\n",
-                 a.power_cap, throttle->clock_scale, throttle->voltage_scale, throttle->at_top.power_w(),
-                 throttle->at_scale.power_w(), throttle->at_top.time_s * 1e3, g.e2e_s * 1e3,
-                 throttle->met ? "" : " (CAP NOT MET at the lowest operating point)");
+    print_table(*run.cost, a, g);
+    if (run.throttle) fmt::print("  {}\n", workloads::power_cap_line(workloads::power_cap_json(*run.throttle)));
   }
   return 0;
 }
@@ -110,8 +91,12 @@ Register reg{{"llm",
                 sub.add_option("--clock-scale", a->d.clock_scale,
                                "run the chips' engines at this fraction of the published clocks (DVFS; HBM keeps its rate)");
                 sub.add_option("--kv-dtype", a->d.kv_dtype, "KV-cache dtype: bf16 (default) or fp8");
-                sub.add_option("--power-cap", a->power_cap,
-                               "chip power cap, W: throttle the engine clocks until the generation's average chip power fits");
+                sub.add_option("--power-cap", a->power_cap.watts,
+                               "power cap, W (per --power-cap-scope): throttle the engine clocks until the generation's "
+                               "average power fits");
+                sub.add_option("--power-cap-scope", a->power_cap.scope,
+                               "what --power-cap covers: chip (default), instance or rack (less the hosts' and rack's "
+                               "fixed power from the system file, the rest shared by the chips)");
                 sub.add_option("--batch", a->r.batch, "sequences decoded together")->required();
                 sub.add_option("--input", a->r.input, "prompt tokens per sequence")->required();
                 sub.add_option("--output", a->r.output, "generated tokens per sequence")->required();
@@ -121,7 +106,7 @@ Register reg{{"llm",
                                "what attention reads, prefill and decode: compiled (default: the whole --seq-len, "
                                "as transformers-neuronx / NxD Inference compile one bucket), pow2 (buckets 128, 256, "
                                "... up to --seq-len) or exact (the sequence's own tokens)");
-                sub.add_option("--trace", a->trace, "write a Chrome trace of the prefill and a decode step");
+                sub.add_option("--trace", a->trace, "write a Chrome trace of the prefill and a decode step, with a power counter track");
                 sub.add_flag("--json", a->json, "print JSON (kind \"llm\") instead of the table");
                 return [a] { return run(*a); };
               },

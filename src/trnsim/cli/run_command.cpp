@@ -18,7 +18,7 @@
 #include "trnsim/compiler/compile.h"
 #include "trnsim/compiler/onnx_import.h"
 #include "trnsim/hw/energy_loader.h"
-#include "trnsim/hw/power_cap.h"
+#include "trnsim/runtime/run_power_cap.h"
 #include "trnsim/hw/logical_cores.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/runtime/loaded_model.h"
@@ -81,34 +81,6 @@ OutputStats output_stats(const std::vector<float>& v) {
   exec_python_module(args);
 }
 
-// --clock-scale and --power-cap: the chip at the operating point to run (a cap is found by
-// timing-only runs of the whole model at candidate clocks, hw::throttle_to_cap).
-struct RunPower {
-  hw::ChipSpec chip;
-  hw::Throttle throttle;
-  double chip_cap_w = 0;
-};
-RunPower run_power(const RunArgs& a, const compiler::CompiledModel& cm, const hw::ChipSpec& chip) {
-  RunPower p{a.clock_scale != 1 ? hw::at_clock_scale(chip, a.clock_scale) : chip, {}, 0};
-  if (a.power_cap <= 0) return p;
-  p.chip_cap_w = a.power_cap;
-  if (a.power_cap_scope != "chip") {
-    if (a.system.empty()) throw ConfigError(fmt::format("--power-cap-scope {} needs --system (its hosts' power)", a.power_cap_scope));
-    p.chip_cap_w = hw::chip_cap(hw::load_system(a.system), a.power_cap_scope, Watts(a.power_cap)).value();
-  }
-  auto measure = [&](const hw::ChipSpec& c) {
-    runtime::LoadedModel lm(cm, c);
-    const runtime::Report r = lm.run({}, core::Mode::Timing).report;
-    return hw::PowerMeasure{r.time_s, r.energy_j};
-  };
-  p.throttle = hw::throttle_to_cap(p.chip, Watts(p.chip_cap_w), measure);
-  if (!p.throttle.met)
-    fmt::print(stderr, "warning: {:g} W per chip is below its power at the lowest operating point ({:.1f} W)\n",
-               p.chip_cap_w, p.throttle.at_scale.power_w());
-  p.chip = hw::at_clock_scale(p.chip, p.throttle.clock_scale);
-  return p;
-}
-
 int run_model(const RunArgs& a) {
   const progress::Scope shown(progress::command_sink(a.json));
   if (a.check) check_with_python(a);
@@ -164,7 +136,7 @@ int run_model(const RunArgs& a) {
     if (!s.empty() && s.front() > 0) batch = s.front();
   }
   if (a.dump_ir) std::cout << cm.dump_ir();
-  const RunPower power = run_power(a, cm, chip);
+  const runtime::RunPower power = runtime::run_power(cm, chip, {a.clock_scale, a.power_cap, a.power_cap_scope, a.system});
   const hw::ChipSpec& run_chip = power.chip;
   runtime::LoadedModel lm(cm, run_chip);
   const auto mode = a.timing_only ? core::Mode::Timing : core::Mode::Functional;
@@ -187,10 +159,7 @@ int run_model(const RunArgs& a) {
     }
     j["clock_scale"] = run_chip.energy.clock_scale;
     j["voltage_scale"] = run_chip.energy.voltage_scale;
-    if (a.power_cap > 0)
-      j["power_cap"] = {{"cap_w", a.power_cap}, {"scope", a.power_cap_scope}, {"chip_cap_w", power.chip_cap_w},
-                        {"met", power.throttle.met}, {"unthrottled_power_w", power.throttle.at_top.power_w()},
-                        {"unthrottled_time_s", power.throttle.at_top.time_s}, {"searched_runs", power.throttle.runs}};
+    if (power.capped) j["power_cap"] = power.json();
     j["dtype"] = std::string(compiler::policy_name(cm.policy));
     for (const auto& [n, v] : out.outputs) {
       const OutputStats st = output_stats(v);
@@ -204,7 +173,7 @@ int run_model(const RunArgs& a) {
   if (a.clock_scale != 1 || a.power_cap > 0)
     fmt::print("clock scale  {:.4f} (voltage {:.4f}){}\n", run_chip.energy.clock_scale, run_chip.energy.voltage_scale,
                a.power_cap > 0 ? fmt::format(": {} cap {:g} W = {:.1f} W per chip; unthrottled {:.1f} W, {:.3f} us{}",
-                                             a.power_cap_scope, a.power_cap, power.chip_cap_w, power.throttle.at_top.power_w(),
+                                             a.power_cap_scope, a.power_cap, power.scope.chip_cap_w(), power.throttle.at_top.power_w(),
                                              power.throttle.at_top.time_s * 1e6, power.throttle.met ? "" : " (CAP NOT MET)")
                                : std::string());
   for (const auto& [n, v] : out.outputs)
@@ -233,7 +202,7 @@ Register reg{{"run",
                 app.add_option("--system", a->system, "system preset or YAML file (with --tp)");
                 app.add_option("--clock-scale", a->clock_scale, "run at this fraction of the published clocks (DVFS)")->capture_default_str();
                 app.add_option("--power-cap", a->power_cap, "power cap in W (per --power-cap-scope): throttle the clocks to fit");
-                app.add_option("--power-cap-scope", a->power_cap_scope, "chip or instance (instance: less the host's power, shared by its chips; needs --system)")
+                app.add_option("--power-cap-scope", a->power_cap_scope, "chip, instance or rack (less the hosts' and rack's fixed power from --system, the rest shared by the chips)")
                     ->capture_default_str();
                 app.add_option("--tp", a->tp, "tensor-parallel: split the model Megatron-style across this many chips of --system");
                 app.add_flag("--check", a->check, "compare every output with onnxruntime (runs `python -m trnsim run ... --check`)");

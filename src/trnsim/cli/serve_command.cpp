@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trnsim/cli/command.h"
+#include "trnsim/workloads/workload_power_cap.h"
 #include "trnsim/workloads/serve_run.h"
 
 namespace trnsim::cli {
@@ -85,6 +86,7 @@ void print_summary(const json& r) {
   row("retries after failures", r["retries"].get<double>());
   row("cold start of a replica (s)", r["cold_start_s"].get<double>());
   row("energy per output token (J)", r["energy_per_output_token_j"].get<double>());
+  if (r.contains("power_cap")) fmt::print("  {}\n", workloads::power_cap_line(r["power_cap"]));
   for (const auto& i : r["incidents"]) {
     fmt::print("  incident: {} of replica {} at {:.1f} s: {} requests retried, {} SLO misses during it, p99 TTFT "
                "{:.3f} s (before {:.3f} s), recovered {}\n",

@@ -8,6 +8,7 @@
 #include "trnsim/common/progress.h"
 #include "trnsim/cli/command.h"
 #include "trnsim/workloads/train_run.h"
+#include "trnsim/workloads/workload_power_cap.h"
 
 namespace trnsim::cli {
 namespace {
@@ -48,6 +49,7 @@ void print_table(const json& r) {
              m["capacity_bytes"].get<double>() / gib, m["stage"].get<int>(), m["weights_bytes"].get<double>() / gib,
              m["gradients_bytes"].get<double>() / gib, m["optimizer_bytes"].get<double>() / gib,
              m["activations_bytes"].get<double>() / gib);
+  if (r.contains("power_cap")) fmt::print("{}\n", workloads::power_cap_line(r["power_cap"]));
   if (!r.contains("train")) return;
   const json& t = r["train"];
   fmt::print("{:<28} {:>12.0f} steps, {:.3g} tokens\n", "to train", t["steps"].get<double>(), t["tokens"].get<double>());
@@ -108,7 +110,8 @@ Register reg{{"train",
                 opt<std::string>(sub, a, "--compute-cost", "kernel (the kernel library, default) | step-cost (the inference cost model)");
                 opt<int>(sub, a, "--lnc", "logical NeuronCore size (default: the chip's)");
                 opt<double>(sub, a, "--clock-scale", "engine clocks as a fraction of the published ones (DVFS; HBM keeps its rate)");
-                opt<double>(sub, a, "--power-cap", "chip power cap, W: throttle the engine clocks until the step's average chip power fits");
+                opt<double>(sub, a, "--power-cap", "power cap, W (per --power-cap-scope): throttle the engine clocks until the step's average power fits");
+                opt<std::string>(sub, a, "--power-cap-scope", "what --power-cap covers: chip (default), instance or rack (less the hosts' and rack's fixed power)");
                 opt<double>(sub, a, "--tokens", "tokens to train: expected time and goodput");
                 opt<int64_t>(sub, a, "--steps", "steps to train (instead of --tokens)");
                 opt<double>(sub, a, "--mtbf-hours", "MTBF of one chip, hours (default 86,300: Llama 3 paper)");

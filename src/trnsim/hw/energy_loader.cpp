@@ -4,6 +4,26 @@
 
 namespace trnsim::hw {
 
+std::vector<OperatingPoint> read_operating_points(YamlMap& m) {
+  std::vector<OperatingPoint> points;
+  double last_f = 2, last_v = 2;
+  for (auto& n : m.sequence("operating_points")) {
+    if (!n.IsMap() || n.size() != 2 || !n["clock_scale"] || !n["voltage_scale"])
+      m.fail(n, m.field("operating_points"), "{clock_scale: F, voltage_scale: V} items");
+    OperatingPoint p{m.number_at(n["clock_scale"], m.field("operating_points.clock_scale"), 0),
+                     m.number_at(n["voltage_scale"], m.field("operating_points.voltage_scale"), 0)};
+    if (points.empty() && (p.clock_scale != 1 || p.voltage_scale != 1))
+      m.fail(n, m.field("operating_points"), "the top point {clock_scale: 1, voltage_scale: 1} first");
+    if (!(p.clock_scale < last_f) || !(p.voltage_scale <= last_v))
+      m.fail(n, m.field("operating_points"), "points with falling clock and non-rising voltage");
+    last_f = p.clock_scale;
+    last_v = p.voltage_scale;
+    points.push_back(p);
+  }
+  if (points.empty()) m.fail_key("operating_points", "at least the top point {clock_scale: 1, voltage_scale: 1}");
+  return points;
+}
+
 EnergySpec read_energy(YamlMap m, const std::set<numerics::DType>& runnable) {
   EnergySpec e;
   e.modelled = true;
@@ -27,21 +47,7 @@ EnergySpec read_energy(YamlMap m, const std::set<numerics::DType>& runnable) {
   e.psum_per_byte = m.quantity<Joules>("psum_per_byte");
   e.hbm_per_byte = m.quantity<Joules>("hbm_per_byte");
   e.link_per_byte = m.quantity<Joules>("link_per_byte");
-  double last_f = 2, last_v = 2;
-  for (auto& n : m.sequence("operating_points")) {
-    if (!n.IsMap() || n.size() != 2 || !n["clock_scale"] || !n["voltage_scale"])
-      m.fail(n, m.field("operating_points"), "{clock_scale: F, voltage_scale: V} items");
-    OperatingPoint p{m.number_at(n["clock_scale"], m.field("operating_points.clock_scale"), 0),
-                     m.number_at(n["voltage_scale"], m.field("operating_points.voltage_scale"), 0)};
-    if (e.operating_points.empty() && (p.clock_scale != 1 || p.voltage_scale != 1))
-      m.fail(n, m.field("operating_points"), "the top point {clock_scale: 1, voltage_scale: 1} first");
-    if (!(p.clock_scale < last_f) || !(p.voltage_scale <= last_v))
-      m.fail(n, m.field("operating_points"), "points with falling clock and non-rising voltage");
-    last_f = p.clock_scale;
-    last_v = p.voltage_scale;
-    e.operating_points.push_back(p);
-  }
-  if (e.operating_points.empty()) m.fail_key("operating_points", "at least the top point {clock_scale: 1, voltage_scale: 1}");
+  e.operating_points = read_operating_points(m);
   m.done();
   return e;
 }
@@ -52,8 +58,20 @@ SystemEnergySpec read_system_energy(YamlMap m) {
   e.host_power_per_instance = m.quantity<Watts>("host_power_per_instance");
   e.switch_per_byte = m.quantity<Joules>("switch_per_byte");
   e.scale_out_per_byte = m.quantity<Joules>("scale_out_per_byte");
+  read_rack(m);  // checked here, where a file's other errors are; kept by load_rack
   m.done();
   return e;
+}
+
+RackSpec read_rack(YamlMap& m) {
+  RackSpec r;
+  if (m.has("instances_per_rack")) {
+    r.instances_per_rack = m.integer("instances_per_rack");
+    r.overhead_power = m.quantity<Watts>("rack_overhead_power");
+  } else if (m.has("rack_overhead_power")) {
+    m.fail_key("rack_overhead_power", "only beside instances_per_rack (the instances in a rack)");
+  }
+  return r;
 }
 
 ChipSpec at_clock_scale(ChipSpec chip, double f) {

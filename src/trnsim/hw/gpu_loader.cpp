@@ -33,7 +33,8 @@ GpuEfficiency read_efficiency(YamlMap m) {
 
 GpuSpec parse_gpu(const std::string& yaml, const std::string& source) {
   YamlMap m(parse_yaml(yaml, source), source, "",
-            {"kind", "name", "display_name", "dense_tflops", "hbm", "nvlink_bandwidth", "power", "efficiency", "energy"});
+            {"kind", "name", "display_name", "dense_tflops", "hbm", "nvlink_bandwidth", "power", "boost_clock", "efficiency",
+             "energy"});
   if (m.text("kind") != "gpu") m.fail_key("kind", "gpu (a GPU system file says gpu_system)");
   GpuSpec g;
   g.source_file = source;
@@ -50,14 +51,16 @@ GpuSpec parse_gpu(const std::string& yaml, const std::string& source) {
   hbm.done();
   g.nvlink_bandwidth = m.quantity<GBps>("nvlink_bandwidth");
   g.power = m.quantity<Watts>("power");
+  g.boost_clock = m.quantity<GHz>("boost_clock");
   g.efficiency = read_efficiency(m.map("efficiency", {"gemm_max", "gemm_half_rows", "attention", "memory", "nvlink",
                                                       "kernel_launch", "kernels_per_layer", "collective_latency",
                                                       "step_overhead"}));
-  YamlMap e = m.map("energy", {"static_power", "per_flop", "hbm_per_byte", "nvlink_per_byte"});
+  YamlMap e = m.map("energy", {"static_power", "per_flop", "hbm_per_byte", "nvlink_per_byte", "operating_points"});
   g.energy.static_power = e.quantity<Watts>("static_power");
   g.energy.per_flop = e.quantity<Joules>("per_flop");
   g.energy.hbm_per_byte = e.quantity<Joules>("hbm_per_byte");
   g.energy.nvlink_per_byte = e.quantity<Joules>("nvlink_per_byte");
+  g.energy.operating_points = read_operating_points(e);
   e.done();
   m.done();
   return g;
@@ -119,9 +122,22 @@ GpuSystemSpec load_gpu_system(std::string_view name_or_path) {
   s.scale_out = read_scale_out(m.map("scale_out", {"kind", "bandwidth_per_instance", "latency"}));
   s.price = m.optional_quantity<UsdPerHour>("price");
   s.price_reserved = m.optional_quantity<UsdPerHour>("price_reserved");
-  s.energy = read_system_energy(m.map("energy", {"host_power_per_instance", "switch_per_byte", "scale_out_per_byte"}));
+  s.energy = read_system_energy(m.map("energy", {"host_power_per_instance", "switch_per_byte", "scale_out_per_byte", "instances_per_rack", "rack_overhead_power"}));
   s.tco = read_tco(m.map("tco", {"capex_per_chip", "capex_per_instance", "network_per_instance", "maintenance_per_year"}));
   m.done();
+  return s;
+}
+
+GpuSystemSpec gpu_at_clock_scale(GpuSystemSpec s, double f) {
+  GpuEnergy& e = s.gpu.energy;
+  EnergySpec curve;
+  curve.operating_points = e.operating_points;
+  const double v = curve.voltage_at(f), k = f / e.clock_scale, kv = v / e.voltage_scale;
+  for (auto& [t, peak] : s.gpu.dense_tflops) peak = peak * k;
+  e.per_flop = e.per_flop * (kv * kv);
+  e.static_power = e.static_power * kv;
+  e.clock_scale = f;
+  e.voltage_scale = v;
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "trnsim/common/units.h"
 #include "trnsim/hw/chip_spec.h"
@@ -30,6 +31,11 @@ struct GpuEnergy {
   Joules per_flop;                // effective, dense bf16 (fp8: half, fp4: quarter)
   Joules hbm_per_byte;
   Joules nvlink_per_byte;
+  // DVFS (added by power2): the SM clock's operating points relative to the boost clock, top
+  // first; the point in use. SM FLOPs scale with the clock, their energy with voltage^2, static
+  // power with voltage; HBM and NVLink keep theirs (gpu_at_clock_scale).
+  std::vector<OperatingPoint> operating_points;
+  double clock_scale = 1, voltage_scale = 1;
 };
 
 struct GpuSpec {
@@ -37,7 +43,8 @@ struct GpuSpec {
   std::map<numerics::DType, TFlops> dense_tflops;  // bf16, fp8 (e4m3), fp4 (mxfp4) where published
   HbmSpec hbm;
   GBps nvlink_bandwidth;          // per GPU, both directions together (NVIDIA's figure)
-  Watts power;                    // TDP
+  Watts power;                    // TDP (the default and highest power limit)
+  GHz boost_clock;                // the SM clock at the top operating point
   GpuEfficiency efficiency;
   GpuEnergy energy;
   TFlops peak(numerics::DType t) const;  // UnsupportedError for a dtype without a figure
@@ -59,5 +66,10 @@ struct GpuSystemSpec {
 bool is_gpu_system(std::string_view name_or_path);  // a preset in configs/gpus or a file with gpus:
 GpuSpec load_gpu(std::string_view name_or_path);
 GpuSystemSpec load_gpu_system(std::string_view name_or_path);
+
+// The system with its GPUs' SM clocks at scale f of the boost clock (whatever scale they are at
+// now): dense peaks x f, per-FLOP energy x (V(f)/V)^2, static power x V(f)/V. UnsupportedError
+// outside the operating points.
+GpuSystemSpec gpu_at_clock_scale(GpuSystemSpec s, double f);
 
 }  // namespace trnsim::hw

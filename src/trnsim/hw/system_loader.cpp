@@ -156,7 +156,7 @@ SystemSpec parse_system(const std::string& yaml, const std::string& source,
   s.price_reserved = m.optional_quantity<UsdPerHour>("price_reserved");
   if (m.has("tco")) s.tco = read_tco(m.map("tco", {"capex_per_chip", "capex_per_instance", "network_per_instance", "maintenance_per_year"}));
   if (m.has("energy"))
-    s.energy = read_system_energy(m.map("energy", {"host_power_per_instance", "switch_per_byte", "scale_out_per_byte"}));
+    s.energy = read_system_energy(m.map("energy", {"host_power_per_instance", "switch_per_byte", "scale_out_per_byte", "instances_per_rack", "rack_overhead_power"}));
   m.done();
   return s;
 }

@@ -453,6 +453,7 @@ ServeOutcome Cluster::run() {
   out_.replicas_peak = static_cast<int>(replicas_.size());
   for (size_t i = 0; i < replicas_.size(); ++i) {
     out_.replica_seconds += std::min(removed_s_[i], now_) - created_s_[i];
+    rec().timeline.spread_held(created_s_[i], std::min(removed_s_[i], now_));
     out_.busy_seconds += replicas_[i]->busy_s;
   }
   // Every replica's chips draw static power for all the time it is held (up, cold, draining).

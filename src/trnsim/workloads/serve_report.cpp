@@ -252,7 +252,7 @@ json timeline_json(const Timeline& t) {
                    {"output_token_throughput_tps", static_cast<double>(b.output_tokens) / w},
                    {"preemptions", b.preemptions}, {"retries", b.retries}, {"running", b.running},
                    {"waiting", b.waiting}, {"replicas_up", b.replicas_up}, {"kv_utilization", b.kv_utilization},
-                   {"dynamic_energy_j", b.energy_j}});
+                   {"dynamic_energy_j", b.energy_j}, {"held_replica_s", b.held_s}});
   }
   return out;
 }

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <optional>
 
 #include "trnsim/common/error.h"
 #include "trnsim/hw/spec_loader.h"
 #include "trnsim/workloads/i_batch_scheduler.h"
 #include "trnsim/workloads/llm_cost.h"
+#include "trnsim/workloads/power_counter.h"
 #include "trnsim/workloads/serve_cold_start.h"
 #include "trnsim/workloads/serve_memory.h"
 #include "trnsim/workloads/serve_report.h"
@@ -133,6 +135,24 @@ hw::PowerMeasure busy_power(const ServeOutcome& out, const Prepared& p) {
   return {out.busy_seconds, (dynamic + p.ctx.energy.idle_power_w * out.busy_seconds) / chips};
 }
 
+// The fleet's power per timeline bin as a Chrome counter: the bin's dynamic energy plus the
+// idle power of the replicas held in it, over the bin (the last one ends with the run).
+void write_power_trace(const std::string& path, const ServeOutcome& out, const ServeContext& ctx) {
+  const Timeline& t = out.rec.timeline;
+  std::vector<PowerSpan> spans;
+  for (size_t i = 0; i < t.bins().size(); ++i) {
+    const auto& b = t.bins()[i];
+    const double t0 = static_cast<double>(i) * t.bin_s(), t1 = std::min(t0 + t.bin_s(), out.end_s);
+    if (!(t1 > t0)) continue;
+    spans.push_back({t0, t1, b.energy_j + ctx.energy.idle_power_w * b.held_s, b.held_s / (t1 - t0) * ctx.chips_per_replica});
+  }
+  nlohmann::json trace{{"traceEvents", nlohmann::json::array()}, {"displayTimeUnit", "ms"}};
+  add_power_counter(trace, spans, 0, fmt::format("power ({} x {} chips per replica)", ctx.system, ctx.chips_per_replica));
+  std::ofstream f(path);
+  f << trace.dump() << "\n";
+  if (!f) throw ConfigError(fmt::format("--power-trace {}: cannot write the file", path));
+}
+
 }  // namespace
 
 ServeRunResult run_serve(ServeSpec spec, const ServeProgress& progress) {
@@ -145,20 +165,22 @@ ServeRunResult run_serve(ServeSpec spec, const ServeProgress& progress) {
   else RequestSource(o.traffic, model.max_positions);
   o.engine.max_context = model.max_positions;
   if (o.engine.buckets.empty()) o.engine.buckets = default_buckets(model.max_positions);
-  std::optional<hw::Throttle> throttle;
+  std::optional<WorkloadThrottle> throttle;
   if (spec.power_cap_w > 0) {  // the same requests at each candidate clock
-    throttle = throttle_workload(spec.deployment.system, spec.deployment.clock_scale, spec.power_cap_w, [&](double f) {
+    const PowerCap cap{spec.power_cap_w, spec.power_cap_scope};
+    throttle = throttle_workload(spec.deployment.system, spec.deployment.clock_scale, cap, [&](double f) {
       Deployment d = spec.deployment;
       d.clock_scale = f;
       const Prepared p = prepare(spec, d, model, o);
       return busy_power(simulate_serving(o, p.setup), p);
     });
-    spec.deployment.clock_scale = throttle->clock_scale;
+    spec.deployment.clock_scale = throttle->throttle.clock_scale;
   }
   const Prepared p = prepare(spec, spec.deployment, model, o);
   ServeOutcome out = simulate_serving(o, p.setup, progress);
+  if (!spec.power_trace.empty()) write_power_trace(spec.power_trace, out, p.ctx);
   ServeRunResult r{serve_result_json(out, o, p.ctx), std::move(out.rec.timeline)};
-  if (throttle) r.result["power_cap"] = power_cap_json(*throttle, spec.power_cap_w);
+  if (throttle) r.result["power_cap"] = power_cap_json(*throttle);
   if (!spec.timeline.empty()) write_timeline(spec.timeline, r.timeline);
   return r;
 }

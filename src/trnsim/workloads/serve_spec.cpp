@@ -1,5 +1,7 @@
 #include "trnsim/workloads/serve_spec.h"
 
+#include "trnsim/workloads/workload_power_cap.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -99,6 +101,9 @@ std::vector<ServeOptionInfo> make_table() {
       {"kv-dtype", K::Value, "KV-cache dtype: bf16 or fp8", FIELD(s.deployment.kv_dtype = text(v, "kv-dtype"))},
       {"power-cap", K::Value, "chip power cap, W: the engine clocks throttle until the chips' power while busy fits",
        FIELD(s.power_cap_w = non_negative(v, "power-cap"))},
+      {"power-cap-scope", K::Value, "what --power-cap covers: chip (default), instance or rack (less the hosts' and rack's "
+       "fixed power, the rest shared by the chips)",
+       FIELD(s.power_cap_scope = check_power_cap_scope(text(v, "power-cap-scope")))},
       {"pue", K::Value, "power usage effectiveness for the facility-level energy figures (default 1.15)",
        FIELD(s.pue = real(v, "pue"); if (!(s.pue >= 1)) throw ConfigError(fmt::format("--pue: {}; expected >= 1", s.pue)))},
       {"replicas", K::Value, "replicas of the deployment (decode replicas when disaggregated)",
@@ -210,6 +215,8 @@ std::vector<ServeOptionInfo> make_table() {
        FIELD(s.options.cluster.kv_transfer_latency_s = non_negative(v, "kv-transfer-latency-us") * 1e-6)},
       {"timeline-bin-s", K::Value, "time-series bin, s (default 1)", FIELD(s.options.timeline_bin_s = real(v, "timeline-bin-s"))},
       {"timeline", K::Value, "write the per-bin time series (.csv, or .json)", FIELD(s.timeline = text(v, "timeline"))},
+      {"power-trace", K::Value, "write a Chrome/Perfetto trace (.json) with the fleet's power counter per time bin "
+       "(W, all chips and per chip)", FIELD(s.power_trace = text(v, "power-trace"))},
   };
 }
 

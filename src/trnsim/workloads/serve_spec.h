@@ -19,10 +19,12 @@ struct ServeSpec {
   Deployment deployment;
   ServeOptions options;
   std::string timeline;  // path for the per-bin time series ("" none)
+  std::string power_trace;  // added by power2: path for a Chrome trace of the fleet's power ("" none)
   // Added by energy: facility power / IT power for the facility-level figures, and a per-chip
   // power cap (W, 0: none) that throttles the engine clocks (hw::throttle_to_cap).
   double pue = 1.15;
   double power_cap_w = 0;
+  std::string power_cap_scope = "chip";  // added by power2: chip | instance | rack (hw::CapScope)
 };
 
 enum class OptionKind { Value, Flag, List };

@@ -13,6 +13,7 @@ struct TimelineBin {
   int64_t running = 0, waiting = 0, replicas_up = 0;
   double kv_utilization = 0;  // mean over the replicas that are up
   double energy_j = 0;        // dynamic energy of the iterations' work in the bin (chips' static power apart)
+  double held_s = 0;          // replica-seconds held in the bin (up, cold, draining): x idle power = static energy
 };
 
 class Timeline {
@@ -25,22 +26,26 @@ class Timeline {
   }
   double bin_s() const { return bin_s_; }
   // Adds `j` spread evenly over [t0, t1] to the bins it overlaps.
-  void spread_energy(double t0, double t1, double j) {
-    const size_t i0 = t0 <= 0 ? 0 : static_cast<size_t>(t0 / bin_s_), i1 = t1 <= 0 ? 0 : static_cast<size_t>(t1 / bin_s_);
-    if (i1 >= bins_.size()) bins_.resize(i1 + 1);
-    if (i1 == i0 || !(t1 > t0)) {
-      bins_[i0].energy_j += j;
-      return;
-    }
-    for (size_t i = i0; i <= i1; ++i) {
-      const double lo = std::max(t0, static_cast<double>(i) * bin_s_), hi = std::min(t1, static_cast<double>(i + 1) * bin_s_);
-      if (hi > lo) bins_[i].energy_j += j * (hi - lo) / (t1 - t0);
-    }
-  }
+  void spread_energy(double t0, double t1, double j) { spread(t0, t1, j, &TimelineBin::energy_j); }
+  // Adds the replica-seconds of one replica held over [t0, t1] to the bins it overlaps.
+  void spread_held(double t0, double t1) { spread(t0, t1, t1 - t0, &TimelineBin::held_s); }
   std::vector<TimelineBin>& bins() { return bins_; }
   const std::vector<TimelineBin>& bins() const { return bins_; }
 
  private:
+  void spread(double t0, double t1, double j, double TimelineBin::*field) {
+    const size_t i0 = t0 <= 0 ? 0 : static_cast<size_t>(t0 / bin_s_), i1 = t1 <= 0 ? 0 : static_cast<size_t>(t1 / bin_s_);
+    if (i1 >= bins_.size()) bins_.resize(i1 + 1);
+    if (i1 == i0 || !(t1 > t0)) {
+      bins_[i0].*field += j;
+      return;
+    }
+    for (size_t i = i0; i <= i1; ++i) {
+      const double lo = std::max(t0, static_cast<double>(i) * bin_s_), hi = std::min(t1, static_cast<double>(i + 1) * bin_s_);
+      if (hi > lo) bins_[i].*field += j * (hi - lo) / (t1 - t0);
+    }
+  }
+
   double bin_s_;
   std::vector<TimelineBin> bins_;
 };

@@ -50,6 +50,8 @@ json energy_json(const TrainStep& s, const TrainConfig& c) {
           {"peak_power_w", s.peak_power_w},
           {"energy_by_unit_j", s.energy.to_json()},
           {"energy_per_token_j", e / tokens},
+          {"ep_traffic", {{"bytes", s.ep_bytes}, {"energy_j", s.ep_energy.total()}, {"energy_by_unit_j", s.ep_energy.to_json()}}},
+          {"cp_traffic", {{"bytes", s.cp_bytes}, {"energy_j", s.cp_energy.total()}, {"energy_by_unit_j", s.cp_energy.to_json()}}},
           {"tokens_per_s_per_mw_chip", tokens / e * 1e6}};
 }
 
@@ -92,14 +94,14 @@ json run_train(const TrainRequest& r, const StepCostFactory& factory) {
     if (f != 1) at.chip = hw::at_clock_scale(sys.chip, f);
     return train_step(m, c, at, factory, r.conditions);
   };
-  std::optional<hw::Throttle> throttle;
+  std::optional<WorkloadThrottle> throttle;
   double clock = r.config.clock_scale;
   if (r.power_cap_w > 0) {
-    throttle = throttle_workload(r.config.system, clock, r.power_cap_w, [&](double f) {
+    throttle = throttle_workload(r.config.system, clock, PowerCap{r.power_cap_w, r.power_cap_scope}, [&](double f) {
       const TrainStep t = step_at(f);
       return hw::PowerMeasure{t.step_ns * 1e-9, t.energy.total() / t.layout.chips};
     });
-    clock = throttle->clock_scale;
+    clock = throttle->throttle.clock_scale;
   }
   const TrainStep s = step_at(clock);
   const double step_s = s.step_ns * 1e-9;
@@ -125,7 +127,7 @@ json run_train(const TrainRequest& r, const StepCostFactory& factory) {
                               {"degraded_link", r.conditions.degraded_link},
                               {"straggler_slowdown", r.conditions.straggler_slowdown}}}};
   out.update(energy_json(s, r.config));
-  if (throttle) out["power_cap"] = power_cap_json(*throttle, r.power_cap_w);
+  if (throttle) out["power_cap"] = power_cap_json(*throttle);
   if (r.tokens > 0 || r.steps > 0 || !r.fail_at.empty()) {
     if (r.tokens <= 0 && r.steps <= 0)
       throw ConfigError("train: --fail-at needs the run's length: --tokens or --steps");

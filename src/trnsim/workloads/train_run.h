@@ -22,6 +22,7 @@ struct TrainRequest {
   int64_t steps = 0;          // > 0: the run length for --fail-at (else from tokens)
   std::vector<int64_t> fail_at;
   double power_cap_w = 0;     // added by energy: > 0: throttle the engine clocks to this chip power
+  std::string power_cap_scope = "chip";  // added by power2: chip | instance | rack (hw::CapScope)
 };
 
 TrainRequest train_request(const nlohmann::json& j);

@@ -23,6 +23,8 @@ struct StagePasses {
   std::vector<double> dp_comm, dp_bytes, dp_elements, zero_gather;  // per rank, per step
   std::vector<int64_t> layers;
   UnitEnergy energy;               // the passes' dynamic energy, all ranks, per step
+  double ep_bytes = 0, ep_efa_bytes = 0;  // all-to-all bytes sent, all ranks, per step (of which over EFA)
+  double cp_bytes = 0, cp_efa_bytes = 0;  // context-parallel ring sends, all ranks, per step
   double peak_dynamic_w_per_chip = 0;
 };
 
@@ -89,7 +91,8 @@ StagePasses stage_passes(const Context& x) {
     const PassCost re = recompute_of(f, c.recompute);
     // Expert parallelism: dispatch and combine all-to-alls per MoE layer, twice more backward.
     const GroupPlacement epg = place_group(l, l.ep, int64_t(l.tp) * l.cp);
-    const double a2a = moe * x.fab.all_to_all(epg, tokens / c.tp * x.m.moe.experts_per_token * x.m.hidden * 2).time_ns;
+    const CommTime a2a_one = x.fab.all_to_all(epg, tokens / c.tp * x.m.moe.experts_per_token * x.m.hidden * 2);
+    const double a2a = moe * a2a_one.time_ns;
     // Context parallelism: K and V of the rank's tokens go round the cp ring (cp-1 sends) under
     // the attention blocks; backward sends K, V and their gradients.
     const GroupPlacement cpg = place_group(l, l.cp, l.tp);
@@ -119,6 +122,16 @@ StagePasses stage_passes(const Context& x) {
     s.layers.push_back(layers);
     // Energy: every micro-batch's passes on each tensor-parallel group of the stage (dp x cp).
     const double groups = double(l.dp) * l.cp;
+    // EP and CP traffic of every rank of the stage: 4 all-to-alls per MoE layer (dispatch and
+    // combine, forward and backward), 3 (cp-1)-hop K/V rings per layer (as timed above). The
+    // share over EFA: an all-to-all's peers on other nodes, a ring's hops that leave a node.
+    const double ranks = double(l.tp) * l.dp * l.cp;
+    const double ep_b = double(m) * moe * 4 * a2a_one.bytes_sent_per_rank * ranks;
+    const double cp_b = c.cp > 1 ? double(m) * 3 * (c.cp - 1) * kv * layers * ranks : 0.0;
+    s.ep_bytes += ep_b;
+    s.ep_efa_bytes += epg.ranks > 1 ? ep_b * double(epg.ranks - epg.per_node) / (epg.ranks - 1) : 0.0;
+    s.cp_bytes += cp_b;
+    s.cp_efa_bytes += cp_cross ? cp_b * double(cpg.nodes) / cpg.ranks : 0.0;
     s.energy += (f.total_energy() + b.total_energy() + re.total_energy()) * (double(m) * groups);
     for (const PassCost* p : {&f, &b})
       if (p->total() > 0)
@@ -144,6 +157,16 @@ StagePasses stage_passes(const Context& x) {
     s.dp_elements.push_back(micro * elems + (c.zero == 3 ? micro * 2 : zero3) * p.total() * frac);
   }
   return s;
+}
+
+// Energy of `bytes` sent between chips, `efa_bytes` of them across nodes: both ends' HBM and one
+// traversal of a NeuronLink or of the scale-out fabric.
+UnitEnergy traffic_energy_split(const hw::SystemSpec& sys, double bytes, double efa_bytes) {
+  UnitEnergy e;
+  e[EnergyUnit::HBM] = 2 * bytes * sys.chip.energy.hbm_per_byte.value();
+  e[EnergyUnit::EFA] = efa_bytes * sys.energy.scale_out_per_byte.value();
+  e[EnergyUnit::NeuronLink] = (bytes - efa_bytes) * sys.chip.energy.link_per_byte.value();
+  return e;
 }
 
 // Energy of `bytes` sent between chips: both ends' HBM and one traversal of a NeuronLink or,
@@ -192,6 +215,10 @@ TrainStep train_step(const ModelDesc& model, const TrainConfig& c, const hw::Sys
   // The rank whose pipeline finishes last decides; rank 0 ends the step in every schedule here.
   double dp_exposed = 0, gather = 0, opt = 0;
   out.energy = s.energy;
+  out.ep_energy = traffic_energy_split(system, s.ep_bytes, s.ep_efa_bytes);
+  out.cp_energy = traffic_energy_split(system, s.cp_bytes, s.cp_efa_bytes);
+  out.ep_bytes = s.ep_bytes, out.cp_bytes = s.cp_bytes;
+  out.energy += out.ep_energy + out.cp_energy;
   const double stage_ranks = double(l.tp) * l.dp * l.cp;
   const bool dp_across = place_group(l, l.dp * l.cp, l.tp).nodes > 1;
   for (int r = 0; r < c.pp; ++r) {

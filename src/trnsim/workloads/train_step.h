@@ -44,6 +44,10 @@ struct TrainStep {
   // static power over the step), and the power of every chip in the busiest pass at once.
   UnitEnergy energy;
   double peak_power_w = 0;
+  // Added by power2: the expert-parallel all-to-all and context-parallel ring traffic in
+  // `energy` (HBM at both ends, NeuronLink or EFA per byte), and its bytes, all ranks per step.
+  UnitEnergy ep_energy, cp_energy;
+  double ep_bytes = 0, cp_bytes = 0;
 };
 
 TrainStep train_step(const ModelDesc& model, const TrainConfig& c, const hw::SystemSpec& system,

@@ -9,6 +9,7 @@
 #include "trnsim/core/run.h"
 #include "trnsim/core/tile_io.h"
 #include "trnsim/hw/energy_loader.h"
+#include "trnsim/hw/gpu_spec.h"
 #include "trnsim/hw/power_cap.h"
 #include "trnsim/hw/spec_loader.h"
 
@@ -151,6 +152,26 @@ TEST(PowerCap, ThrottledClockMeetsTheCapWithinOnePercent) {
   EXPECT_NEAR(hw::chip_cap(sys, "instance", Watts(10000)).value(),
               (10000 - sys.energy.host_power_per_instance.value()) / 16, 1e-9);
   EXPECT_THROW(hw::chip_cap(sys, "instance", Watts(1000)), ConfigError);
+  // A rack: instances_per_rack (2) hosts and the rack's overhead (1,500 W) off first, 32 chips.
+  EXPECT_NEAR(hw::chip_cap(sys, "rack", Watts(30000)).value(), (30000 - 2 * 2500.0 - 1500) / 32, 1e-9);
+  EXPECT_THROW(hw::chip_cap(sys, "rack", Watts(6000)), ConfigError);
+  EXPECT_THROW(hw::chip_cap(sys, "pod", Watts(6000)), ConfigError);
+  EXPECT_THROW(hw::chip_cap(hw::load_system("trn1.2xlarge"), "rack", Watts(6000)), ConfigError);  // no rack given
+}
+
+TEST(PowerCap, GpuOperatingPointScalesPeaksAndEnergy) {
+  const hw::GpuSystemSpec top = hw::load_gpu_system("p5.48xlarge");
+  const hw::GpuSystemSpec low = hw::gpu_at_clock_scale(top, 0.8);
+  const double v = 0.88;  // configs/gpus/h100.yaml at clock 0.8
+  EXPECT_DOUBLE_EQ(low.gpu.peak(numerics::DType::BF16).value(), 0.8 * top.gpu.peak(numerics::DType::BF16).value());
+  EXPECT_DOUBLE_EQ(low.gpu.energy.per_flop.value(), v * v * top.gpu.energy.per_flop.value());
+  EXPECT_DOUBLE_EQ(low.gpu.energy.static_power.value(), v * top.gpu.energy.static_power.value());
+  EXPECT_EQ(low.gpu.hbm.bandwidth.value(), top.gpu.hbm.bandwidth.value());
+  // From 0.8 to 0.5: relative to where it is, ending at the curve's point for 0.5.
+  const hw::GpuSystemSpec lower = hw::gpu_at_clock_scale(low, 0.5);
+  EXPECT_NEAR(lower.gpu.peak(numerics::DType::BF16).value(), 0.5 * top.gpu.peak(numerics::DType::BF16).value(), 1e-6);
+  EXPECT_NEAR(lower.gpu.energy.static_power.value(), 0.74 * top.gpu.energy.static_power.value(), 1e-9);
+  EXPECT_THROW(hw::gpu_at_clock_scale(top, 0.3), UnsupportedError);
 }
 
 }  // namespace

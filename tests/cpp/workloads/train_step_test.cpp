@@ -127,5 +127,44 @@ TEST(TrainStep, StragglerAndDegradedLinkSlowTheStep) {
   EXPECT_GT(d.exposed_comm_ns, base.exposed_comm_ns);
 }
 
+
+// Context-parallel K/V rings and expert-parallel all-to-alls are charged per byte (HBM at both
+// ends, a NeuronLink traversal, or EFA for the share that leaves a node), from the closed forms
+// of their traffic: 3 (cp-1)-hop rings of a rank's K and V per layer, 4 all-to-alls of
+// (ep-1)/ep of a rank's routed tokens per MoE layer, every micro-batch, on every rank.
+TEST(TrainStep, ContextAndExpertParallelTrafficEnergy) {
+  const hw::SystemSpec sys = hw::load_system("trn1.32xlarge");
+  const double hbm = sys.chip.energy.hbm_per_byte.value(), link = sys.chip.energy.link_per_byte.value();
+  const double efa = sys.energy.scale_out_per_byte.value();
+  const ModelDesc dense = testing::llama2_7b();
+  TrainConfig c = llama7b_config();
+  c.cp = 2;
+  const TrainStep s = train_step(dense, c, sys, fake_factory());
+  const double m = double(s.layout.micro_batches), ranks = s.layout.ranks;  // 32, 512
+  const double kv = 4096.0 / 2 * 2 * 32 * 128 * 2 / 8;  // a rank's K and V of its half of the sequence, bf16
+  const double cp_bytes = m * 3 * 1 * kv * 32 * ranks;
+  EXPECT_NEAR(s.cp_bytes, cp_bytes, 1e-9 * cp_bytes);
+  EXPECT_NEAR(s.cp_energy[EnergyUnit::HBM], 2 * cp_bytes * hbm, 1e-9 * cp_bytes * hbm);
+  EXPECT_NEAR(s.cp_energy[EnergyUnit::NeuronLink], cp_bytes * link, 1e-9 * cp_bytes * link);  // a ring inside a node
+  EXPECT_EQ(s.cp_energy[EnergyUnit::EFA], 0);
+  EXPECT_EQ(s.ep_bytes, 0);
+  EXPECT_GE(s.energy[EnergyUnit::NeuronLink], s.cp_energy[EnergyUnit::NeuronLink]);
+
+  ModelDesc moe = dense;
+  moe.moe.experts = 8, moe.moe.experts_per_token = 2, moe.moe.expert_intermediate = 2048;
+  for (int ep : {2, 8}) {  // 2: inside a node; 8 ranks 8 apart: 2 nodes of 4
+    TrainConfig e = llama7b_config();
+    e.ep = ep;
+    const TrainStep t = train_step(moe, e, sys, fake_factory());
+    const double buffer = 4096.0 / 8 * 2 * 4096 * 2;  // a rank's routed tokens (top-2), bf16
+    const double bytes = double(t.layout.micro_batches) * 32 * 4 * (ep - 1.0) / ep * buffer * t.layout.ranks;
+    EXPECT_NEAR(t.ep_bytes, bytes, 1e-9 * bytes) << "ep " << ep;
+    const double across = ep == 2 ? 0.0 : bytes * 4 / 7;  // peers on the other node: 4 of 7
+    EXPECT_NEAR(t.ep_energy[EnergyUnit::HBM], 2 * bytes * hbm, 1e-9 * bytes * hbm);
+    EXPECT_NEAR(t.ep_energy[EnergyUnit::EFA], across * efa, 1e-9 * bytes * efa);
+    EXPECT_NEAR(t.ep_energy[EnergyUnit::NeuronLink], (bytes - across) * link, 1e-9 * bytes * link);
+  }
+}
+
 }  // namespace
 }  // namespace trnsim::workloads
