@@ -306,4 +306,28 @@ def _():
     return one_line(cli(*SERVE, "--tp", "8", "--trace", "/dev/zero",
                         env={"TRNSIM_MAX_MEMORY": "1G"}, timeout=60), "")
 
+# ---- round 3: axes of rank-0 tensors (each segfaulted or was accepted against ONNX) ----
+for f in ("argmax-rank0", "argmin-rank0", "cumsum-rank0", "scatter-elements-rank0", "resize-axes-rank0",
+          "softmax-axis0-rank0", "reduce-sum-axes0-rank0", "onehot-rank0-indices"):
+    @check(f"{f} refused on one line (CLI run)")
+    def _(f=f):
+        return one_line(cli("run", str(ROOT / "fuzz/regressions/onnx" / f"{f}.onnx")), "node '")
+
+    @check(f"{f} refused (Python)")
+    def _(f=f):
+        return py_error((ROOT / "fuzz/regressions/onnx" / f"{f}.onnx").read_bytes(), needle="node '")
+
+@check("Unsqueeze of a scalar still accepted (ONNX allows it)")
+def _():
+    m = model([n("Unsqueeze", ["s", "a"], ["y"])], [vi("s", [])], [vi("y", [1])],
+              [helper.make_tensor("a", TP.INT64, [1], [0])])
+    feeds = {"s": np.array(0.7, np.float32)}
+    ref, got = ort_run(m, feeds)[0], sim_run(m, feeds)[0]
+    return np.allclose(got.reshape(ref.shape), ref), f"ort={ref.tolist()} sim={got.tolist()}"
+
+# ---- round 3 fuzzing: a .tpg constant whose count times 8 overflowed int64 (UBSan, fuzz tpg) ----
+@check("forged .tpg constant count past int64 bytes (CLI run)")
+def _():
+    return one_line(cli("run", str(ROOT / "fuzz/regressions/tpg/constant-count-times-8-overflow")), "tensor constant count")
+
 print(f"\n{sum(ok for _, ok in results)}/{len(results)} pass")
