@@ -330,4 +330,8 @@ def _():
 def _():
     return one_line(cli("run", str(ROOT / "fuzz/regressions/tpg/constant-count-times-8-overflow")), "tensor constant count")
 
+@check("Slice without its ends input (opset 17) refused on one line (fuzz, onnx: std::out_of_range)")
+def _():
+    return one_line(cli("run", str(ROOT / "fuzz/regressions/onnx/slice-without-ends.onnx")), "starts and ends")
+
 print(f"\n{sum(ok for _, ok in results)}/{len(results)} pass")

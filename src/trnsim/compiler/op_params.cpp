@@ -87,6 +87,10 @@ std::vector<SliceRange> slice_ranges(const Graph& g, const Node& n, const Shape&
     ends = n.ints("ends");
     axes = n.ints("axes");
   } else {
+    // Opset 10+: starts and ends are inputs 1 and 2, both required (a missing one was
+    // std::out_of_range; fuzz, onnx).
+    if (n.inputs.size() < 3 || n.inputs[1].empty() || n.inputs[2].empty())
+      throw ShapeError(fmt::format("node '{}': Slice needs inputs starts and ends (or, before opset 10, those attributes)", n.name));
     starts = const_ints(g, n, 1);
     ends = const_ints(g, n, 2);
     if (n.inputs.size() > 3 && !n.inputs[3].empty()) axes = const_ints(g, n, 3);
