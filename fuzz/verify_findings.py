@@ -334,4 +334,9 @@ def _():
 def _():
     return one_line(cli("run", str(ROOT / "fuzz/regressions/onnx/slice-without-ends.onnx")), "starts and ends")
 
+@check("AveragePool over a declared 2^40-wide input refused up front (fuzz, onnx_structured: 16 GiB then bad_alloc)")
+def _():
+    return one_line(cli("compile", str(ROOT / "fuzz/regressions/onnx/average-pool-divisors-2pow40-wide.onnx"), "-o", os.devnull,
+                        env={"TRNSIM_MAX_MEMORY": "1G"}, timeout=60), "TRNSIM_MAX_MEMORY")
+
 print(f"\n{sum(ok for _, ok in results)}/{len(results)} pass")
