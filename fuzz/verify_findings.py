@@ -339,4 +339,11 @@ def _():
     return one_line(cli("compile", str(ROOT / "fuzz/regressions/onnx/average-pool-divisors-2pow40-wide.onnx"), "-o", os.devnull,
                         env={"TRNSIM_MAX_MEMORY": "1G"}, timeout=60), "TRNSIM_MAX_MEMORY")
 
+@check("AveragePool with a stride of INT64_MAX computes like onnxruntime (fuzz, onnx_structured: UBSan overflow)")
+def _():
+    m = onnx.load(str(ROOT / "fuzz/regressions/onnx/average-pool-stride-int64-max.onnx"))
+    x = np.random.default_rng(0).standard_normal((1, 1, 32, 32, 32)).astype(np.float32)
+    ref, got = ort_run(m, {"x": x})[0], sim_run(m, {"x": x})[0]
+    return np.allclose(got.reshape(ref.shape), ref, atol=1e-6), f"max |diff| {np.abs(got.reshape(ref.shape) - ref).max():.2e}"
+
 print(f"\n{sum(ok for _, ok in results)}/{len(results)} pass")

@@ -444,3 +444,16 @@ def test_scalar_axis_regressions_are_one_line_through_the_cli(name):
     # Each segfaulted (an axis 0 of a rank-0 shape indexed an empty vector).
     one_line_error(cli("run", str(ROOT / "fuzz" / "regressions" / "onnx" / f"{name}.onnx")), "rank-0")
     one_line_error(cli("compile", str(ROOT / "fuzz" / "regressions" / "onnx" / f"{name}.onnx"), "-o", os.devnull), "rank-0")
+
+
+def test_pool_stride_of_int64_max_matches_onnxruntime():
+    # Found by the structure-aware fuzzer: a stride of INT64_MAX overflowed the window and
+    # slice arithmetic (UBSan); a valid model (one window per axis), so it must compute.
+    import onnx
+    import onnxruntime as ort
+    data = (ROOT / "fuzz" / "regressions" / "onnx" / "average-pool-stride-int64-max.onnx").read_bytes()
+    x = np.random.default_rng(0).standard_normal((1, 1, 32, 32, 32)).astype(np.float32)
+    ref = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = np.asarray(list(trnsim.compile_onnx(data).run({"x": x}).values())[0])
+    np.testing.assert_allclose(got.reshape(ref.shape), ref, atol=1e-6)
+    assert onnx.load_from_string(data).graph.node[0].attribute  # the stride attribute is there

@@ -223,12 +223,16 @@ WindowParams window_params(const Node& n, const Shape& x, const std::vector<int6
   w.pad_begin.assign(sp, 0);
   w.pad_end.assign(sp, 0);
   w.extra_end.assign(sp, 0);
+  // Attributes are untrusted (any int64): the window arithmetic is checked (a stride of
+  // INT64_MAX overflowed; fuzz, onnx).
+  const std::string what = fmt::format("node '{}': the windows of {}", n.name, op_name(n.op));
   for (size_t i = 0; i < sp; ++i) {
-    const int64_t in = x[2 + i], eff = w.dilations[i] * (kernel[i] - 1) + 1, st = w.strides[i];
+    const int64_t in = x[2 + i], st = w.strides[i];
+    const int64_t eff = checked_add(checked_mul(w.dilations[i], kernel[i] - 1, what), 1, what);
     int64_t o = 0;
     if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
-      o = (in + st - 1) / st;  // ceil(in / stride)
-      const int64_t total = std::max<int64_t>(0, (o - 1) * st + eff - in);
+      o = in == 0 ? 0 : (in - 1) / st + 1;  // ceil(in / stride)
+      const int64_t total = std::max<int64_t>(0, checked_add(checked_mul(o - 1, st, what), eff - in, what));
       w.pad_begin[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
       w.pad_end[i] = total - w.pad_begin[i];
     } else {
@@ -236,15 +240,17 @@ WindowParams window_params(const Node& n, const Shape& x, const std::vector<int6
         w.pad_begin[i] = pads[i];
         w.pad_end[i] = pads[i + sp];
       }
-      const int64_t span = in + w.pad_begin[i] + w.pad_end[i] - eff;
+      const int64_t padded = checked_add(checked_add(in, w.pad_begin[i], what), w.pad_end[i], what);
+      const int64_t span = padded - eff;
       if (span < 0) throw ShapeError(fmt::format("node '{}': window larger than the padded input", n.name));
       o = span / st + 1;
       if (ceil && span % st != 0) {
         ++o;
-        if ((o - 1) * st >= in + w.pad_begin[i]) --o;  // that window would start in the end padding
+        if (checked_mul(o - 1, st, what) >= padded - w.pad_end[i]) --o;  // that window would start in the end padding
       }
     }
-    w.extra_end[i] = std::max<int64_t>(0, (o - 1) * st + eff - (in + w.pad_begin[i] + w.pad_end[i]));
+    const int64_t last_end = checked_add(checked_mul(o - 1, st, what), eff, what);
+    w.extra_end[i] = std::max<int64_t>(0, last_end - checked_add(checked_add(in, w.pad_begin[i], what), w.pad_end[i], what));
     w.out.push_back(o);
   }
   return w;

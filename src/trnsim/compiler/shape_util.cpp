@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "trnsim/common/error.h"
 #include "trnsim/common/checked.h"
@@ -55,11 +56,13 @@ SliceRange slice_range(int64_t start, int64_t end, int64_t step, int64_t dim) {
   if (step > 0) {
     start = std::clamp<int64_t>(start, 0, dim);
     end = std::clamp<int64_t>(end, 0, dim);
-    r.count = end > start ? (end - start + step - 1) / step : 0;
+    // ceil(d / step) as (d - 1) / step + 1: no overflow for a step near INT64_MAX (fuzz, onnx)
+    r.count = end > start ? (end - start - 1) / step + 1 : 0;
   } else {
     start = std::clamp<int64_t>(start, 0, dim - 1);
     end = std::clamp<int64_t>(end, -1, dim - 1);
-    r.count = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+    const int64_t back = step == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -step;
+    r.count = start > end ? (start - end - 1) / back + 1 : 0;
   }
   r.start = start;
   return r;
