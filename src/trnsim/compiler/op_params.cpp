@@ -22,7 +22,11 @@ int64_t axis_of(int64_t axis, int64_t rank, const Node& n) {
 }  // namespace
 
 const ConstData& const_values(const Graph& g, const Node& n, size_t input) {
-  const std::string& name = n.inputs.at(input);
+  // A required input that is missing or empty: a one-line error for every op (Pad with no
+  // pads, Slice with no ends: std::out_of_range; fuzz, onnx_structured).
+  if (input >= n.inputs.size() || n.inputs[input].empty())
+    throw ShapeError(fmt::format("node '{}': op {} needs input {} (missing)", n.name, op_name(n.op), input));
+  const std::string& name = n.inputs[input];
   if (!g.is_const(name))
     throw ConstantRequiredError(fmt::format("unsupported: op {} (input {} '{}' computed at run time; it must be constant) at node '{}'",
                                             op_name(n.op), input, name, n.name), {name});
