@@ -4,6 +4,9 @@ onnx: every ONNX backend node-test model shipped with the onnx wheel (the same c
       the trnsim CLI; yaml: the chip and system presets; npz: small np.savez and
       np.savez_compressed archives of every dtype the reader takes; serve: heads of the Azure
       traces and trnsim.serve option sets as JSON; sweep: sweep files (YAML).
+Round 3 adds (seeds and a mutator the earlier campaigns did not use): onnx: every axis-taking
+op on a rank-0 input and on a huge dim, and OUT/onnx.dict, a libFuzzer dictionary of the ONNX
+op and attribute names (plain and as their protobuf fields), for `-dict=`.
 Usage: python fuzz/make_seeds.py OUT"""
 import hashlib
 import io
@@ -18,6 +21,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 TPG_CASES = ("test_relu", "test_add", "test_matmul_2d", "test_softmax_axis_1", "test_layer_normalization_2d_axis0",
              "test_gather_0", "test_transpose_default", "test_sigmoid")
+# Round 3: more op kinds (conv, pooling, reductions, movement, top-k, scan), compiled with
+# other options too (bf16, fp8, one core, LNC 1), so the loader sees other instruction mixes.
+TPG_MORE = ("test_conv_with_strides_padding", "test_maxpool_2d_default", "test_averagepool_2d_pads",
+            "test_gemm_default_no_bias", "test_reduce_sum_default_axes_keepdims_example", "test_concat_2d_axis_0",
+            "test_cumsum_1d", "test_top_k", "test_argmax_default_axis_example", "test_where_example",
+            "test_slice", "test_tile", "test_expand_dim_changed", "test_batchnorm_example", "test_gelu_default_1",
+            "test_resize_upsample_scales_nearest", "test_scatter_elements_with_axis", "test_onehot_with_axis",
+            "test_einsum_batch_matmul", "test_instancenorm_example")
+TPG_OPTIONS = ((), ("--dtype", "bf16"), ("--dtype", "fp8", "--cores", "1"), ("--lnc", "1", "--cores", "2"))
 
 
 def write(out: Path, data: bytes) -> None:
@@ -36,15 +48,71 @@ def onnx_seeds(out: Path) -> dict:
     return cases
 
 
+AXIS_OPS = ("Softmax", "LogSoftmax", "Hardmax", "ArgMax", "ArgMin", "Concat", "Split", "Gather", "GatherElements",
+            "Flatten", "LayerNormalization", "TopK", "CumSum", "OneHot", "ScatterElements", "Squeeze", "Unsqueeze",
+            "ReduceSum", "ReduceMax", "ReduceMean", "Slice", "Pad", "Resize", "Transpose", "Compress", "GatherND",
+            "DepthToSpace", "Trilu", "Tile", "Expand", "Reshape")
+
+
+def shape_seeds(out: Path) -> None:
+    """Each axis-taking op on a rank-0 input, and on a [1, 2^40] input, with axis 0 and -1 and
+    its other inputs int64 constants: the shapes where the issue's crashes were."""
+    from onnx import TensorProto, helper
+    for op in AXIS_OPS:
+        for shape in ([], [1, 1 << 40], [2, 3]):
+            for axis in (0, -1):
+                extra = [helper.make_tensor(f"c{i}", TensorProto.INT64, [1], [axis if i == 0 else 1]) for i in range(3)]
+                node = helper.make_node(op, ["x"] + [t.name for t in extra[:1 if op in ("Softmax", "Flatten") else 3]],
+                                        ["y"], axis=axis)
+                g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=extra)
+                write(out / "onnx", helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+
+
+def varint(n: int) -> bytes:
+    b = bytearray()
+    while True:
+        b.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(b)
+
+
+def onnx_dict(out: Path) -> None:
+    """libFuzzer dictionary: op names (NodeProto.op_type, field 4) and attribute names
+    (AttributeProto.name, field 1), each plain and with its protobuf tag and length, plus
+    int64 attribute values (AttributeProto.i, field 3) at the edges of the ranges."""
+    import onnx.defs
+    ops, attrs = set(), set()
+    for s in onnx.defs.get_all_schemas():
+        if s.domain == "":
+            ops.add(s.name)
+            attrs.update(s.attributes)
+    entries = []
+    for name in sorted(ops):
+        entries += [name.encode(), b"\x22" + bytes([len(name)]) + name.encode()]
+    for name in sorted(attrs):
+        entries += [name.encode(), b"\x0a" + bytes([len(name)]) + name.encode()]
+    for v in (0, 1, 2, 3, 127, 128, 4096, 65536, (1 << 31) - 1, 1 << 31, 1 << 32, 1 << 40, (1 << 62), (1 << 63) - 1):
+        entries.append(b"\x18" + varint(v))
+    for v in (-1, -2, -(1 << 31), -(1 << 63)):  # negative int64 as protobuf writes them
+        entries.append(b"\x18" + varint(v & ((1 << 64) - 1)))
+    def esc(b: bytes) -> str:
+        return "".join(chr(c) if 32 <= c < 127 and c not in (34, 92) else f"\\x{c:02x}" for c in b)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "onnx.dict").write_text("".join(f'"{esc(e)}"\n' for e in entries))
+
+
 def tpg_seeds(out: Path, cases: dict) -> None:
     trnsim = ROOT / "build" / "src" / "trnsim"
+    jobs = [(name, ()) for name in TPG_CASES] + [(name, TPG_OPTIONS[i % len(TPG_OPTIONS)]) for i, name in enumerate(TPG_MORE)]
     with tempfile.TemporaryDirectory() as tmp:
-        for name in TPG_CASES:
+        for name, options in jobs:
             if name not in cases:
                 continue
             model, tpg = Path(tmp) / f"{name}.onnx", Path(tmp) / f"{name}.tpg"
             model.write_bytes(cases[name].model.SerializeToString())
-            r = subprocess.run([str(trnsim), "compile", str(model), "-o", str(tpg)], capture_output=True, text=True)
+            r = subprocess.run([str(trnsim), "compile", str(model), "-o", str(tpg), *options], capture_output=True, text=True)
             if r.returncode == 0:
                 write(out / "tpg", tpg.read_bytes())
             else:
@@ -96,6 +164,8 @@ def sweep_seeds(out: Path) -> None:
 def main() -> None:
     out = Path(sys.argv[1])
     cases = onnx_seeds(out)
+    shape_seeds(out)
+    onnx_dict(out)
     tpg_seeds(out, cases)
     yaml_seeds(out)
     npz_seeds(out)

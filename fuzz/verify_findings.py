@@ -306,4 +306,44 @@ def _():
     return one_line(cli(*SERVE, "--tp", "8", "--trace", "/dev/zero",
                         env={"TRNSIM_MAX_MEMORY": "1G"}, timeout=60), "")
 
+# ---- round 3: axes of rank-0 tensors (each segfaulted or was accepted against ONNX) ----
+for f in ("argmax-rank0", "argmin-rank0", "cumsum-rank0", "scatter-elements-rank0", "resize-axes-rank0",
+          "softmax-axis0-rank0", "reduce-sum-axes0-rank0", "onehot-rank0-indices"):
+    @check(f"{f} refused on one line (CLI run)")
+    def _(f=f):
+        return one_line(cli("run", str(ROOT / "fuzz/regressions/onnx" / f"{f}.onnx")), "node '")
+
+    @check(f"{f} refused (Python)")
+    def _(f=f):
+        return py_error((ROOT / "fuzz/regressions/onnx" / f"{f}.onnx").read_bytes(), needle="node '")
+
+@check("Unsqueeze of a scalar still accepted (ONNX allows it)")
+def _():
+    m = model([n("Unsqueeze", ["s", "a"], ["y"])], [vi("s", [])], [vi("y", [1])],
+              [helper.make_tensor("a", TP.INT64, [1], [0])])
+    feeds = {"s": np.array(0.7, np.float32)}
+    ref, got = ort_run(m, feeds)[0], sim_run(m, feeds)[0]
+    return np.allclose(got.reshape(ref.shape), ref), f"ort={ref.tolist()} sim={got.tolist()}"
+
+# ---- round 3 fuzzing: a .tpg constant whose count times 8 overflowed int64 (UBSan, fuzz tpg) ----
+@check("forged .tpg constant count past int64 bytes (CLI run)")
+def _():
+    return one_line(cli("run", str(ROOT / "fuzz/regressions/tpg/constant-count-times-8-overflow")), "tensor constant count")
+
+@check("Slice without its ends input (opset 17) refused on one line (fuzz, onnx: std::out_of_range)")
+def _():
+    return one_line(cli("run", str(ROOT / "fuzz/regressions/onnx/slice-without-ends.onnx")), "starts and ends")
+
+@check("AveragePool over a declared 2^40-wide input refused up front (fuzz, onnx_structured: 16 GiB then bad_alloc)")
+def _():
+    return one_line(cli("compile", str(ROOT / "fuzz/regressions/onnx/average-pool-divisors-2pow40-wide.onnx"), "-o", os.devnull,
+                        env={"TRNSIM_MAX_MEMORY": "1G"}, timeout=60), "TRNSIM_MAX_MEMORY")
+
+@check("AveragePool with a stride of INT64_MAX computes like onnxruntime (fuzz, onnx_structured: UBSan overflow)")
+def _():
+    m = onnx.load(str(ROOT / "fuzz/regressions/onnx/average-pool-stride-int64-max.onnx"))
+    x = np.random.default_rng(0).standard_normal((1, 1, 32, 32, 32)).astype(np.float32)
+    ref, got = ort_run(m, {"x": x})[0], sim_run(m, {"x": x})[0]
+    return np.allclose(got.reshape(ref.shape), ref, atol=1e-6), f"max |diff| {np.abs(got.reshape(ref.shape) - ref).max():.2e}"
+
 print(f"\n{sum(ok for _, ok in results)}/{len(results)} pass")

@@ -370,3 +370,91 @@ def test_serve_traffic_past_the_clock_or_memory_is_refused_up_front(traffic, nee
     p = cli("serve", "--model", "llama-3.1-8b", "--system", "trn2.48xlarge", "--tp", "8", *traffic,
             env={"TRNSIM_MAX_MEMORY": "2G"}, timeout=60)
     one_line_error(p, *needles)
+
+
+# ---- round 3: axes of rank-0 (scalar) tensors, as ONNX defines them ----
+
+def scalar_cases():
+    """Axis-taking ops on a rank-0 input s: name -> (model bytes, feeds, reference). reference is
+    None where ONNX's range [-r, r-1] is empty (onnxruntime refuses the model too), else
+    "ort" or "ref" (onnx.reference, where onnxruntime refuses a model ONNX's shape rules allow)."""
+    from onnx import TensorProto, helper, numpy_helper
+    n, s, y, f = helper.make_node, vi("s", []), vi("y", None), {"s": np.array(0.7, np.float32)}
+    i64, a0 = vi("y", None, TensorProto.INT64), [int_init("a", [0])]
+    fval = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
+    return {
+        # refused: these crashed (ArgMax, ArgMin, CumSum, ScatterElements, Resize: segfaults) or
+        # were accepted though ONNX has no axis 0 of a scalar (Softmax axis 0, Reduce axes [0])
+        "ArgMax": (graph_model([n("ArgMax", ["s"], ["y"])], [s], [i64]), f, None),
+        "ArgMin": (graph_model([n("ArgMin", ["s"], ["y"], axis=-1)], [s], [i64]), f, None),
+        "CumSum": (graph_model([n("CumSum", ["s", "a"], ["y"])], [s], [y], [int_init("a", [0], [])]), f, None),
+        "ScatterElements": (graph_model([n("ScatterElements", ["s", "i", "u"], ["y"])], [s, vi("u", [])], [y],
+                                        [int_init("i", [0], [])]), {**f, "u": np.array(2, np.float32)}, None),
+        "Resize-axes0": (graph_model([n("Resize", ["s", "", "sc"], ["y"], axes=[0])], [s], [y], [fval("sc", [2.0])], opset=18),
+                         f, None),
+        "Softmax-axis0": (graph_model([n("Softmax", ["s"], ["y"], axis=0)], [s], [y]), f, None),
+        "ReduceSum-axes0": (graph_model([n("ReduceSum", ["s", "a"], ["y"])], [s], [y], a0), f, None),
+        "ReduceMean-axes0": (graph_model([n("ReduceMean", ["s", "a"], ["y"])], [s], [y], a0, opset=18), f, None),
+        "TopK": (graph_model([n("TopK", ["s", "k"], ["y", "j"])], [s], [y, vi("j", None, TensorProto.INT64)],
+                             [int_init("k", [1])]), f, None),
+        "LayerNormalization": (graph_model([n("LayerNormalization", ["s", "g"], ["y"])], [s], [y], [fval("g", 1.0)]), f, None),
+        "OneHot": (graph_model([n("OneHot", ["i", "d", "v"], ["y"])], [vi("i", [], TensorProto.INT64)], [y],
+                               [int_init("d", [4], []), fval("v", [0, 1])]), {"i": np.array(2, np.int64)}, None),
+        # allowed: ONNX defines these on a scalar
+        "ReduceSum-no-axes": (graph_model([n("ReduceSum", ["s"], ["y"])], [s], [y]), f, "ort"),
+        "ReduceMax-no-axes": (graph_model([n("ReduceMax", ["s"], ["y"], keepdims=0)], [s], [y], opset=18), f, "ort"),
+        "Flatten-axis0": (graph_model([n("Flatten", ["s"], ["y"], axis=0)], [s], [y]), f, "ort"),
+        "Unsqueeze-0": (graph_model([n("Unsqueeze", ["s", "a"], ["y"])], [s], [y], a0), f, "ort"),
+        "Unsqueeze-minus1": (graph_model([n("Unsqueeze", ["s", "a"], ["y"])], [s], [y], [int_init("a", [-1])]), f, "ort"),
+        "Squeeze-no-axes": (graph_model([n("Squeeze", ["s"], ["y"])], [s], [y]), f, "ort"),
+        "Transpose": (graph_model([n("Transpose", ["s"], ["y"])], [s], [y]), f, "ort"),
+        "Expand": (graph_model([n("Expand", ["s", "r"], ["y"])], [s], [y], [int_init("r", [3])]), f, "ort"),
+        "Gather-scalar-index": (graph_model([n("Gather", ["x", "i"], ["y"], axis=0)], [vi("x", [3])], [y],
+                                            [int_init("i", [1], [])]), {"x": np.array([1, 2, 3], np.float32)}, "ort"),
+        "Slice-no-axes": (graph_model([n("Slice", ["s", "st", "en"], ["y"])], [s], [y],
+                                      [int_init("st", []), int_init("en", [])]), f, "ref"),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(scalar_cases()))
+def test_axis_of_a_scalar_follows_onnx(name):
+    import onnx
+    import onnxruntime as ort
+    data, feeds, reference = scalar_cases()[name]
+    if reference is None:
+        # onnxruntime refuses it too (the independent check that ONNX has no such axis)
+        with pytest.raises(Exception):
+            ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, feeds)
+        with pytest.raises(trnsim.ShapeError) as e:
+            trnsim.compile_onnx(data).run(feeds)
+        msg = str(e.value)
+        assert "\n" not in msg and "node '" in msg and ("rank-0" in msg or "rank >= 1" in msg), msg
+        return
+    if reference == "ort":
+        ref = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    else:
+        from onnx.reference import ReferenceEvaluator
+        ref = ReferenceEvaluator(onnx.load_from_string(data)).run(None, feeds)[0]
+    got = np.asarray(list(trnsim.compile_onnx(data).run(feeds).values())[0])
+    assert got.size == ref.size
+    np.testing.assert_allclose(got.reshape(ref.shape), ref, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["argmax-rank0", "cumsum-rank0", "scatter-elements-rank0", "resize-axes-rank0"])
+def test_scalar_axis_regressions_are_one_line_through_the_cli(name):
+    # Each segfaulted (an axis 0 of a rank-0 shape indexed an empty vector).
+    one_line_error(cli("run", str(ROOT / "fuzz" / "regressions" / "onnx" / f"{name}.onnx")), "rank-0")
+    one_line_error(cli("compile", str(ROOT / "fuzz" / "regressions" / "onnx" / f"{name}.onnx"), "-o", os.devnull), "rank-0")
+
+
+def test_pool_stride_of_int64_max_matches_onnxruntime():
+    # Found by the structure-aware fuzzer: a stride of INT64_MAX overflowed the window and
+    # slice arithmetic (UBSan); a valid model (one window per axis), so it must compute.
+    import onnx
+    import onnxruntime as ort
+    data = (ROOT / "fuzz" / "regressions" / "onnx" / "average-pool-stride-int64-max.onnx").read_bytes()
+    x = np.random.default_rng(0).standard_normal((1, 1, 32, 32, 32)).astype(np.float32)
+    ref = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = np.asarray(list(trnsim.compile_onnx(data).run({"x": x}).values())[0])
+    np.testing.assert_allclose(got.reshape(ref.shape), ref, atol=1e-6)
+    assert onnx.load_from_string(data).graph.node[0].attribute  # the stride attribute is there

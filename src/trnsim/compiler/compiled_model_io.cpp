@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 
 #include "trnsim/common/error.h"
 #include "trnsim/common/checked.h"
@@ -112,6 +113,8 @@ TensorInfo get_tensor(BinaryReader& r) {
     const auto type = r.enumeration<ElemType>("tensor constant type", kElemTypes);
     const int64_t count = r.i64("tensor constant count");
     if (count < 0) r.fail("tensor constant count", fmt::format("negative count {}", count));
+    if (count > std::numeric_limits<int64_t>::max() / 8)  // its byte size must fit int64 (fuzz, tpg)
+      r.fail("tensor constant count", fmt::format("tensor '{}': {} elements, past any byte size", t.name, count));
     if (form == 3) {
       t.data = ConstData::shape_only(type, count);
     } else {

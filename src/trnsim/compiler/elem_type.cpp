@@ -1,5 +1,7 @@
 #include "trnsim/compiler/elem_type.h"
 
+#include "trnsim/common/checked.h"
+
 namespace trnsim::compiler {
 
 std::string_view elem_name(ElemType t) {
@@ -40,11 +42,13 @@ numerics::DType narrow_dtype(ElemType t) {
 }
 
 int64_t encoded_bytes(ElemType t, int64_t count) {
+  // Checked: counts come from files (a forged .tpg's constant count overflowed 8 * count).
+  const char* what = "the encoded size of a constant";
   switch (t) {
-    case ElemType::Double: case ElemType::Int64: case ElemType::UInt64: return 8 * count;
-    case ElemType::Float: case ElemType::Int32: case ElemType::UInt32: return 4 * count;
-    case ElemType::Float16: case ElemType::BFloat16: case ElemType::Int16: case ElemType::UInt16: return 2 * count;
-    case ElemType::Float4E2M1: return (count + 1) / 2;
+    case ElemType::Double: case ElemType::Int64: case ElemType::UInt64: return checked_mul(8, count, what);
+    case ElemType::Float: case ElemType::Int32: case ElemType::UInt32: return checked_mul(4, count, what);
+    case ElemType::Float16: case ElemType::BFloat16: case ElemType::Int16: case ElemType::UInt16: return checked_mul(2, count, what);
+    case ElemType::Float4E2M1: return checked_add(count, 1, what) / 2;
     default: return count;  // Int8, UInt8, Bool, fp8
   }
 }

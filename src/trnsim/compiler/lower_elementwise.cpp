@@ -346,7 +346,9 @@ void lower_movement(LowerCtx& ctx) {
       for (size_t a = 0; a < sr.size(); ++a) {
         if (sr[a].step < 0) unsupported(n, "attribute steps<0 on a tensor computed at run time");
         in.offset += sr[a].start * xst[a];
-        in.strides.push_back(sr[a].step * xst[a]);
+        // One element along the axis: its stride is never used (a step of INT64_MAX times the
+        // stride overflowed; fuzz, onnx). With two or more, step < dim, so step * stride fits.
+        in.strides.push_back(sr[a].count > 1 ? sr[a].step * xst[a] : 0);
       }
       copy_kernel(ctx, out, in);
       return;

@@ -5,13 +5,14 @@
 #include <set>
 
 #include "trnsim/common/error.h"
+#include "trnsim/common/checked.h"
 #include "trnsim/compiler/initialiser.h"
 
 namespace trnsim::compiler {
 
 HbmPlan plan_hbm(const Graph& g, const hw::ChipSpec& chip) {
   HbmPlan p;
-  auto bytes = [&](const std::string& n) { return numel(g.tensor(n).shape) * 4; };
+  auto bytes = [&](const std::string& n) { return checked_mul(numel(g.tensor(n).shape), 4, "tensor '" + n + "' in HBM"); };
   std::set<std::string> io(g.inputs.begin(), g.inputs.end());
   io.insert(g.outputs.begin(), g.outputs.end());
   p.weight_bytes = constant_bytes(g);  // at their storage width (quantised weights narrower)

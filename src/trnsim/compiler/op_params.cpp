@@ -22,7 +22,11 @@ int64_t axis_of(int64_t axis, int64_t rank, const Node& n) {
 }  // namespace
 
 const ConstData& const_values(const Graph& g, const Node& n, size_t input) {
-  const std::string& name = n.inputs.at(input);
+  // A required input that is missing or empty: a one-line error for every op (Pad with no
+  // pads, Slice with no ends: std::out_of_range; fuzz, onnx_structured).
+  if (input >= n.inputs.size() || n.inputs[input].empty())
+    throw ShapeError(fmt::format("node '{}': op {} needs input {} (missing)", n.name, op_name(n.op), input));
+  const std::string& name = n.inputs[input];
   if (!g.is_const(name))
     throw ConstantRequiredError(fmt::format("unsupported: op {} (input {} '{}' computed at run time; it must be constant) at node '{}'",
                                             op_name(n.op), input, name, n.name), {name});
@@ -87,6 +91,10 @@ std::vector<SliceRange> slice_ranges(const Graph& g, const Node& n, const Shape&
     ends = n.ints("ends");
     axes = n.ints("axes");
   } else {
+    // Opset 10+: starts and ends are inputs 1 and 2, both required (a missing one was
+    // std::out_of_range; fuzz, onnx).
+    if (n.inputs.size() < 3 || n.inputs[1].empty() || n.inputs[2].empty())
+      throw ShapeError(fmt::format("node '{}': Slice needs inputs starts and ends (or, before opset 10, those attributes)", n.name));
     starts = const_ints(g, n, 1);
     ends = const_ints(g, n, 2);
     if (n.inputs.size() > 3 && !n.inputs[3].empty()) axes = const_ints(g, n, 3);
@@ -219,12 +227,16 @@ WindowParams window_params(const Node& n, const Shape& x, const std::vector<int6
   w.pad_begin.assign(sp, 0);
   w.pad_end.assign(sp, 0);
   w.extra_end.assign(sp, 0);
+  // Attributes are untrusted (any int64): the window arithmetic is checked (a stride of
+  // INT64_MAX overflowed; fuzz, onnx).
+  const std::string what = fmt::format("node '{}': the windows of {}", n.name, op_name(n.op));
   for (size_t i = 0; i < sp; ++i) {
-    const int64_t in = x[2 + i], eff = w.dilations[i] * (kernel[i] - 1) + 1, st = w.strides[i];
+    const int64_t in = x[2 + i], st = w.strides[i];
+    const int64_t eff = checked_add(checked_mul(w.dilations[i], kernel[i] - 1, what), 1, what);
     int64_t o = 0;
     if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
-      o = (in + st - 1) / st;  // ceil(in / stride)
-      const int64_t total = std::max<int64_t>(0, (o - 1) * st + eff - in);
+      o = in == 0 ? 0 : (in - 1) / st + 1;  // ceil(in / stride)
+      const int64_t total = std::max<int64_t>(0, checked_add(checked_mul(o - 1, st, what), eff - in, what));
       w.pad_begin[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
       w.pad_end[i] = total - w.pad_begin[i];
     } else {
@@ -232,15 +244,17 @@ WindowParams window_params(const Node& n, const Shape& x, const std::vector<int6
         w.pad_begin[i] = pads[i];
         w.pad_end[i] = pads[i + sp];
       }
-      const int64_t span = in + w.pad_begin[i] + w.pad_end[i] - eff;
+      const int64_t padded = checked_add(checked_add(in, w.pad_begin[i], what), w.pad_end[i], what);
+      const int64_t span = padded - eff;
       if (span < 0) throw ShapeError(fmt::format("node '{}': window larger than the padded input", n.name));
       o = span / st + 1;
       if (ceil && span % st != 0) {
         ++o;
-        if ((o - 1) * st >= in + w.pad_begin[i]) --o;  // that window would start in the end padding
+        if (checked_mul(o - 1, st, what) >= padded - w.pad_end[i]) --o;  // that window would start in the end padding
       }
     }
-    w.extra_end[i] = std::max<int64_t>(0, (o - 1) * st + eff - (in + w.pad_begin[i] + w.pad_end[i]));
+    const int64_t last_end = checked_add(checked_mul(o - 1, st, what), eff, what);
+    w.extra_end[i] = std::max<int64_t>(0, last_end - checked_add(checked_add(in, w.pad_begin[i], what), w.pad_end[i], what));
     w.out.push_back(o);
   }
   return w;

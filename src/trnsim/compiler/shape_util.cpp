@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "trnsim/common/error.h"
 #include "trnsim/common/checked.h"
@@ -37,8 +38,12 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
 }
 
 int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& node) {
-  int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= std::max<int64_t>(rank, 1))
+  // ONNX's range [-rank, rank-1]: empty for a rank-0 tensor (a scalar has no axis; the ops
+  // that take one on a scalar pass the rank they work in, e.g. Unsqueeze's output rank).
+  if (rank == 0)
+    throw ShapeError(fmt::format("node '{}': axis {} of a rank-0 tensor (a scalar has no axes)", node, axis));
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank)
     throw ShapeError(fmt::format("node '{}': axis {} out of range for rank {}", node, axis, rank));
   return a;
 }
@@ -51,11 +56,13 @@ SliceRange slice_range(int64_t start, int64_t end, int64_t step, int64_t dim) {
   if (step > 0) {
     start = std::clamp<int64_t>(start, 0, dim);
     end = std::clamp<int64_t>(end, 0, dim);
-    r.count = end > start ? (end - start + step - 1) / step : 0;
+    // ceil(d / step) as (d - 1) / step + 1: no overflow for a step near INT64_MAX (fuzz, onnx)
+    r.count = end > start ? (end - start - 1) / step + 1 : 0;
   } else {
     start = std::clamp<int64_t>(start, 0, dim - 1);
     end = std::clamp<int64_t>(end, -1, dim - 1);
-    r.count = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+    const int64_t back = step == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -step;
+    r.count = start > end ? (start - end - 1) / back + 1 : 0;
   }
   r.start = start;
   return r;

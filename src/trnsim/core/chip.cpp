@@ -20,7 +20,7 @@ Chip::Chip(const hw::ChipSpec& spec, const isa::Program& program, const RunOptio
       hbm_(program, opts.mode == Mode::Functional, inputs),
       energy_(spec.energy) {
   hbm_res_ = net_.add_resource("hbm", spec.hbm.bandwidth);
-  sem_latency_ = Time::from(spec.core.semaphore_latency);
+  sem_latency_ = Time::from(spec.core.semaphore_latency, "core.semaphore_latency");
   if (opts.record_instructions) records_.reserve(program.instruction_count());
   for (size_t c = 0; c < program.cores.size(); ++c)
     cores_.push_back(std::make_unique<NeuronCore>(*this, static_cast<int>(c), program.cores[c]));

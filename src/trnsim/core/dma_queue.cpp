@@ -66,7 +66,7 @@ Time DmaQueue::begin(const isa::Instruction& ins, Time t) {
     if (chip_.functional()) core_.copy(d.src, d.dst);
     pending_ = dma_cost(d, core_.spec().dma);
   }
-  chip_.queue().schedule(t + Time::from(core_.spec().dma.fixed_overhead), this, kStartFlow);
+  chip_.queue().schedule(t + Time::from(core_.spec().dma.fixed_overhead, "core.dma.fixed_overhead"), this, kStartFlow);
   return Time::max();
 }
 

@@ -72,7 +72,7 @@ void execute_gpsimd_op(const isa::Op& op, NeuronCore& core) {
 Time GpSimdEngine::begin(const isa::Instruction& ins, Time t) {
   const auto& g = core_.spec().gpsimd;
   if (chip_.functional()) execute_engine_op(ins.op, core_);
-  return t + Time::cycles(gpsimd_cycles(ins.op, g), g.clock);
+  return t + Time::cycles(gpsimd_cycles(ins.op, g), g.clock, "a GpSimd instruction (its cycles over core.gpsimd.clock)");
 }
 
 }  // namespace trnsim::core

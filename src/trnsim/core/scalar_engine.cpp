@@ -33,7 +33,7 @@ void execute_activation(const isa::Activation& a, NeuronCore& core) {
 Time ScalarEngine::begin(const isa::Instruction& ins, Time t) {
   const auto& spec = core_.spec().scalar;
   if (chip_.functional()) execute_engine_op(ins.op, core_);
-  return t + Time::cycles(vector_cycles(ins.op, spec), spec.clock);
+  return t + Time::cycles(vector_cycles(ins.op, spec), spec.clock, "a ScalarE instruction (its cycles over core.scalar.clock)");
 }
 
 }  // namespace trnsim::core

@@ -110,7 +110,7 @@ Time TensorEngine::begin(const isa::Instruction& ins, Time t) {
     if (chip_.functional()) execute(*tr);
     last_multiply_cycles_ = cycles;
   }
-  Time end = t + Time::cycles(cycles, te.clock);
+  Time end = t + Time::cycles(cycles, te.clock, "a TensorE instruction (its cycles over core.tensor.clock)");
   last_end_ = end;
   return end;
 }

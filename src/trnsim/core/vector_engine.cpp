@@ -193,7 +193,7 @@ void execute_engine_op(const isa::Op& op, NeuronCore& core) {
 Time VectorEngine::begin(const isa::Instruction& ins, Time t) {
   const auto& spec = core_.spec().vector;
   if (chip_.functional()) execute_engine_op(ins.op, core_);
-  return t + Time::cycles(vector_cycles(ins.op, spec), spec.clock);
+  return t + Time::cycles(vector_cycles(ins.op, spec), spec.clock, "a VectorE instruction (its cycles over core.vector.clock)");
 }
 
 }  // namespace trnsim::core

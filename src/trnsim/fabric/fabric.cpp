@@ -66,7 +66,7 @@ void Fabric::path(int src, int dst, std::vector<int>& resources, sim::Time& late
     resources.push_back(l);
     ns += topology_->links()[l].latency.value();
   }
-  latency = sim::Time::from_ns(ns);
+  latency = sim::Time::from_ns(ns, "the summed link latency of a route (topology latency)");
 }
 
 void Fabric::tally_energy(int src, int dst, double bytes, LinkEnergy& out) const {

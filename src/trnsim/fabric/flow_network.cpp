@@ -41,7 +41,7 @@ void FlowNetwork::resolve() {
     f.rate = rate_[i];
     // Round the drain time up: a transfer never takes less than the model says.
     const double ps = std::isinf(f.rate) ? 0.0 : f.remaining / f.rate * 1000.0;
-    f.finish = now_.ps() + static_cast<int64_t>(std::ceil(ps - 1e-9));
+    f.finish = (now_ + sim::Time::from_whole_ps(std::ceil(ps - 1e-9), ps * 1e-3, "a transfer's drain time (its bytes over the link bandwidth)")).ps();
   }
   dirty_ = false;
 }

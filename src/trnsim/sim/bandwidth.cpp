@@ -100,7 +100,7 @@ void BandwidthNetwork::reallocate(Time now) {
     best = std::min(best, t);
   }
   if (std::isfinite(best))
-    q_.schedule(now + Time::ps(static_cast<int64_t>(std::ceil(best * 1000.0 - 1e-6))), this, generation_);
+    q_.schedule(now + Time::from_ns(best, "a transfer's drain time (its bytes over the link bandwidth)"), this, generation_);
 }
 
 void BandwidthNetwork::on_event(Time now, uint64_t arg) {

@@ -1,6 +1,8 @@
 // Event ordering and processor-sharing bandwidth against closed forms.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "trnsim/common/error.h"
@@ -35,6 +37,35 @@ TEST(Time, ConversionsRoundUpToPicoseconds) {
   EXPECT_EQ(Time::cycles(512, GHz(2.8)).ps(), 182858);  // 182857.14 ps rounded up
   EXPECT_EQ(Time::cycles(7, GHz(1.0)).ps(), 7000);
   EXPECT_DOUBLE_EQ(Time::ps(2500000).us(), 2.5);
+}
+
+// The clock is int64 picoseconds: [-2^63, 2^63) ps, about +-106 days. A duration outside it (or
+// NaN) was an undefined double -> int64 cast; it is a ShapeError naming the field.
+TEST(Time, ConversionsOutsideTheClockAreTypedErrorsNamingTheField) {
+  const double limit_ns = 0x1p63 / 1000.0;  // 9.22e15 ns
+  EXPECT_EQ(Time::from_ns(9e15).ps(), 9'000'000'000'000'000'000);
+  for (double ns : {std::nan(""), HUGE_VAL, -HUGE_VAL, limit_ns, 1e300, -2 * limit_ns}) {
+    try {
+      (void)Time::from_ns(ns, "core.semaphore_latency");
+      ADD_FAILURE() << ns << " ns was accepted";
+    } catch (const ShapeError& e) {
+      EXPECT_NE(std::string(e.what()).find("core.semaphore_latency"), std::string::npos) << e.what();
+    }
+  }
+  // 1e12 cycles of a 1 MHz clock: 10^6 s, inside; 10^16 cycles (10^10 s) is past it.
+  EXPECT_NEAR(static_cast<double>(Time::cycles(1e12, GHz(1e-3)).ps()), 1e18, 1e3);
+  EXPECT_THROW((void)Time::cycles(1e16, GHz(1e-3)), ShapeError);
+  EXPECT_THROW((void)Time::cycles(1, GHz(0)), ShapeError);  // 1/0: infinite
+}
+
+TEST(Time, ArithmeticPastTheClockIsAnErrorNotAWrap) {
+  const Time big = Time::ps(int64_t{1} << 62);
+  EXPECT_EQ((big + Time::ps(5)).ps(), (int64_t{1} << 62) + 5);
+  EXPECT_THROW((void)(big + big), ShapeError);
+  EXPECT_THROW((void)(Time::max() + Time::ps(1)), ShapeError);
+  Time t = big;
+  EXPECT_THROW(t += big, ShapeError);
+  EXPECT_THROW((void)(Time::ps(-(int64_t{1} << 62)) - big - big), ShapeError);
 }
 
 TEST(EventQueue, OrdersByTimeThenBySchedulingOrder) {

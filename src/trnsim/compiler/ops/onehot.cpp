@@ -12,11 +12,14 @@ using namespace decomp;
 
 int64_t depth_of(const Graph& g, const Node& n) {
   const double d = const_scalar(g, n, 1, 0);
-  if (!(d >= 1)) throw ShapeError(fmt::format("node '{}': OneHot depth {} (must be >= 1)", n.name, d));
+  if (!(d >= 1 && d < 0x1p62)) throw ShapeError(fmt::format("node '{}': OneHot depth {} (must be >= 1 and below 2^62)", n.name, d));
   return static_cast<int64_t>(d);
 }
 
 int64_t axis_of(const Graph& g, const Node& n) {
+  // ONNX's shape rule (and onnxruntime) want indices of rank >= 1.
+  if (input(g, n, 0).shape.empty())
+    throw ShapeError(fmt::format("node '{}': OneHot of rank-0 indices (ONNX needs rank >= 1)", n.name));
   return normalize_axis(n.i("axis", -1), static_cast<int64_t>(input(g, n, 0).shape.size()) + 1, n.name);
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "trnsim/common/checked.h"
+#include "trnsim/common/limits.h"
 #include "trnsim/compiler/op_unit.h"
 
 namespace trnsim::compiler {
@@ -167,6 +168,12 @@ bool decompose(GraphEditor& e, const Node& n) {
     // The divisor per output position: the taps inside the input (count_include_pad = 0) or
     // inside input + explicit padding (= 1); ceil_mode's extra end padding never counts.
     const bool include_pad = n.i("count_include_pad", 0) != 0;
+    // Host memory for the per-axis counts and a divisor per output position, bounded before
+    // they are computed (a declared 2^40-wide input took 16 GiB, then bad_alloc; fuzz, onnx).
+    double divisor_values = 1, count_values = 0;
+    for (int64_t o : wp.out) divisor_values *= static_cast<double>(o), count_values += static_cast<double>(o);
+    check_memory(8.0 * (divisor_values + count_values), fmt::format("node '{}': the divisors of {} over {}", n.name,
+                                                                    op_name(n.op), shape_str(xs)));
     std::vector<std::vector<double>> per_axis;
     bool uniform = true;
     for (size_t i = 0; i < sp; ++i) {

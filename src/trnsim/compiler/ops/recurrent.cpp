@@ -51,6 +51,12 @@ Dims dims(const Graph& g, const Node& n) {
     throw ShapeError(fmt::format("node '{}': B {} (want [{}, {}])", n.name, shape_str(input(g, n, 3).shape), dirs, 2 * gates * d.hidden));
   if (has_input(n, 4) && input(g, n, 4).shape != Shape{d.batch})
     throw ShapeError(fmt::format("node '{}': sequence_lens {} (want [{}])", n.name, shape_str(input(g, n, 4).shape), d.batch));
+  // Unrolled at compile time, a few nodes per step: the step count is bounded before the
+  // unrolling spends memory on it (2^31 - 1 steps reached bad_alloc; fuzz, onnx_structured).
+  constexpr int64_t kMaxSteps = int64_t{1} << 16;
+  if (d.seq > kMaxSteps)
+    throw ShapeError(fmt::format("node '{}': {} over {} steps: unrolled at compile time, at most {} steps", n.name,
+                                 op_name(n.op), d.seq, kMaxSteps));
   const Shape state = d.batch_first ? Shape{d.batch, dirs, d.hidden} : Shape{dirs, d.batch, d.hidden};
   for (size_t i : {size_t{5}, size_t{6}})
     if (has_input(n, i) && input(g, n, i).shape != state)
