@@ -123,6 +123,17 @@ Bytes GpuStepCost::activation_bytes_per_core(const StepBatch& b) const {
   return Bytes(tokens * width * abytes_ + seqs * std::ceil(static_cast<double>(m_.vocab) / tp) * 4);
 }
 
+StepCost GpuStepCost::gemm_cost(double rows, double k, double n) const {
+  Tally t;
+  gemm(t, rows, k, n);
+  StepCost c;
+  c.time = c.matmul = Nanoseconds(t.gemm_s * 1e9);
+  c.energy_by_unit[EnergyUnit::SM] = t.flops * flop_j_ * d_.tp;
+  c.energy_by_unit[EnergyUnit::HBM] = t.hbm_bytes * s_.gpu.energy.hbm_per_byte.value() * d_.tp;
+  c.energy = Joules(c.energy_by_unit.total());
+  return c;
+}
+
 // FFN weights of layer l: all of them, or (touched) those of the routed top-k and shared experts.
 double GpuStepCost::ffn_params(int64_t l, bool touched) const {
   const double h = static_cast<double>(m_.hidden), k = static_cast<double>(matrices());

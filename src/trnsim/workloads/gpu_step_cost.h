@@ -34,6 +34,9 @@ class GpuStepCost : public IStepCost {
   // `batch` (the hidden states of its tokens at the widest point of a layer, and the logits),
   // counted as the Trainium model counts them (TrainiumStepCost::activation_bytes_per_core).
   Bytes activation_bytes_per_core(const StepBatch& batch) const;
+  // One GEMM of rows x k by k x n on each of the tp GPUs (time in `matmul`, dynamic energy of all
+  // tp GPUs): training's LM head over every token, which an inference step does not run.
+  StepCost gemm_cost(double rows, double k, double n) const;
   const ModelDesc& model() const { return m_; }
   const Deployment& deployment() const { return d_; }
   const hw::GpuSystemSpec& system() const { return s_; }
