@@ -73,6 +73,7 @@ struct GpuFabric {
     return t;
   }
   std::string describe() const {
+    if (!(efa_gbps > 0)) return fmt::format("{:.1f} GB/s per GPU over NVLink (one system: no EFA)", nvlink_gbps);
     return fmt::format("{:.1f} GB/s per GPU over NVLink, {:.2f} GB/s per GPU over EFA", nvlink_gbps, efa_gbps);
   }
 };
