@@ -205,3 +205,15 @@ def test_train_on_gpu_errors():
         trnsim.train("llama-3.1-8b", "p5.48xlarge", tp=4, cp=2, global_batch=8, seq=4096, zero=3)
     with pytest.raises(trnsim.ConfigError, match="NVLink domain"):
         trnsim.train("llama-3.1-8b", "p5.48xlarge", tp=16, nodes=2, global_batch=8, seq=4096)
+
+
+def test_train_data_parallel_all_reduce_over_efa_closed_form():
+    # Two p5 systems, tp 8 inside each, dp 2 across them: the fp32 gradients of a rank (4 bytes x
+    # parameters / 8) are all-reduced by a two-member ring over each GPU's EFA share (3,200 Gb/s
+    # / 8 GPUs = 50 GB/s): 2 halves x (15 us latency + S/2 / 50 GB/s), S/2 sent per half.
+    j = trnsim.train("llama-3.1-8b", "p5.48xlarge", nodes=2, tp=8, global_batch=16, seq=4096, zero=0)
+    grads = 4 * j["parameters"] / 8
+    assert j["layout"]["dp"] == 2 and j["chips"] == 16
+    assert j["step"]["dp_comm_s"] == pytest.approx(2 * (15e-6 + grads / 2 / 50e9), rel=1e-9)
+    assert j["step"]["dp_bytes_per_rank"] == pytest.approx(grads, rel=1e-9)
+    assert "50.00 GB/s per GPU over EFA" in j["fabric"]
