@@ -23,7 +23,7 @@ std::string llm(const std::string& model, const std::string& system, int tp, int
                 double clock_scale, const std::string& kv_buckets, int64_t seq_len, double power_cap,
                 const std::string& power_cap_scope) {
   Deployment d{system, tp, pp, ep, lnc, dtype, weights, kv_dtype, sequence_parallel, clock_scale};
-  GenerationRequest r{batch, input, output, micro_batches, parse_kv_buckets(kv_buckets), seq_len};
+  GenerationRequest r{batch, input, output, micro_batches, default_kv_buckets(system, kv_buckets), seq_len};
   nb::gil_scoped_release nogil;
   const LlmRun run = run_llm(model, d, r, PowerCap{power_cap, check_power_cap_scope(power_cap_scope)});
   if (!trace.empty()) {
@@ -52,7 +52,7 @@ void bind(nb::module_& root) {
         nb::arg("dtype"), nb::arg("weights"), nb::arg("kv_dtype"), nb::arg("batch"), nb::arg("input"), nb::arg("output"),
         nb::arg("trace"), nb::arg("micro_batches"),
         nb::arg("sequence_parallel"), nb::arg("clock_scale") = 1.0,
-        nb::arg("kv_buckets") = "compiled", nb::arg("seq_len") = 0, nb::arg("power_cap") = 0.0,
+        nb::arg("kv_buckets") = "", nb::arg("seq_len") = 0, nb::arg("power_cap") = 0.0,
         nb::arg("power_cap_scope") = "chip");
   m.def("model", &model_json, nb::arg("name_or_path"));
   m.def("model_presets", &model_preset_names);

@@ -1,7 +1,7 @@
 """LLM inference on model descriptions: the same numbers as ``trnsim llm``.
 
 ``llm()`` simulates a batch of prompts prefilled and decoded by a model description (a preset
-of ``configs/models`` or a Hugging Face ``config.json``) on a Trainium system with a parallel
+of ``configs/models`` or a Hugging Face ``config.json``) on a Trainium or GPU system with a parallel
 layout, and returns the dict of ``trnsim llm --json``: ``kind`` "llm", ``ttft_s``, ``tpot_s``,
 ``e2e_s`` (= ``time_s``), ``output_tokens_per_s``, ``memory_bytes_per_core`` and the decode-step
 breakdown. Bad input raises ``trnsim.TrnsimError`` subclasses with a one-line message.
@@ -21,7 +21,7 @@ __all__ = ["llm", "llm_model", "llm_models"]
 def llm(model, system: str, tp: int, *, batch: int = 1, input: int = 128, output: int = 128, pp: int = 1,
         ep: int = 1, lnc: int = 0, dtype: str = "bf16", weights: str = "bf16", kv_dtype: str = "bf16",
         trace: Optional[str] = None, micro_batches: int = 0, sequence_parallel: bool = False,
-        clock_scale: float = 1.0, kv_buckets: str = "compiled", seq_len: int = 0,
+        clock_scale: float = 1.0, kv_buckets: Optional[str] = None, seq_len: int = 0,
         power_cap: Optional[float] = None, power_cap_scope: str = "chip") -> dict:
     """TTFT, TPOT, throughput and memory of ``model`` on ``system`` at tensor parallelism ``tp``.
 
@@ -34,8 +34,10 @@ def llm(model, system: str, tp: int, *, batch: int = 1, input: int = 128, output
     ``power_cap``). ``seq_len`` is the compiled sequence length
     (0: input + output) and ``kv_buckets`` what the prefill and each decode step attend over:
     "compiled" (the whole ``seq_len``, as transformers-neuronx / NxD Inference compile one
-    bucket), "pow2" (buckets 128, 256, ... up to ``seq_len``) or "exact" (the sequence's own
-    tokens). ``model`` may also be a
+    bucket; the default on Trainium), "pow2" (buckets 128, 256, ... up to ``seq_len``) or "exact"
+    (the sequence's own tokens; the default on GPU systems, a paged KV cache). ``system`` may be
+    a GPU system (``p5.48xlarge``, ...): the GPU roofline baseline, tensor parallel only, where
+    ``lnc``, ``pp``, ``ep``, ``micro_batches`` and ``sequence_parallel`` are errors. ``model`` may also be a
     ``config.json``-style dict or a ``transformers`` config (anything with ``to_dict()``).
     """
     if not isinstance(model, str):
@@ -48,7 +50,7 @@ def llm(model, system: str, tp: int, *, batch: int = 1, input: int = 128, output
                                                          power_cap_scope=power_cap_scope))
     return json.loads(_core.llm.llm(model, system, tp, pp, ep, lnc, dtype, weights, kv_dtype, batch, input, output,
                                      trace or "", micro_batches, sequence_parallel,
-                                     clock_scale, kv_buckets, seq_len, float(power_cap or 0), power_cap_scope))
+                                     clock_scale, kv_buckets or "", seq_len, float(power_cap or 0), power_cap_scope))
 
 
 def _with_config_file(config, fn):

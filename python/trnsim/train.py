@@ -5,7 +5,8 @@
 breakdown: ``compute_s``, ``exposed_comm_s``, ``bubble_s``, ``optimizer_s``, ...),
 ``memory_per_core``, and with ``tokens`` (or ``steps``) a ``train`` dict with the expected time,
 goodput and (with ``fail_at``) the failure timeline. Keyword names are the CLI's options in
-snake_case. A layout that does not fit raises ``trnsim.ShapeError`` saying by how much; bad
+snake_case. ``system`` may be a GPU system (``p5.48xlarge``, ...): the GPU roofline baseline's
+step (one rank per GPU; ``ep``, ``cp`` and ``lnc`` are errors there). A layout that does not fit raises ``trnsim.ShapeError`` saying by how much; bad
 options raise ``trnsim.ConfigError``.
 """
 from __future__ import annotations

@@ -26,9 +26,15 @@ void print_table(const json& r) {
   const json& s = r["step"];
   const json& m = r["memory_per_core"];
   constexpr double gib = 1024.0 * 1024 * 1024;
-  fmt::print("# {} ({:.1f}B parameters) on {} x {} ({} chips, {} NeuronCores)\n", r["model"].get<std::string>(),
-             r["parameters"].get<double>() * 1e-9, r["nodes"].get<int>(), r["system"].get<std::string>(),
-             r["chips"].get<int>(), r["ranks"].get<int>());
+  const bool gpu = r.contains("gpu");  // a GPU system: one rank per GPU (workloads/gpu_train_step.h)
+  if (gpu)
+    fmt::print("# {} ({:.1f}B parameters) on {} x {} ({} x {}, GPU roofline baseline)\n", r["model"].get<std::string>(),
+               r["parameters"].get<double>() * 1e-9, r["nodes"].get<int>(), r["system"].get<std::string>(),
+               r["chips"].get<int>(), r["gpu"].get<std::string>());
+  else
+    fmt::print("# {} ({:.1f}B parameters) on {} x {} ({} chips, {} NeuronCores)\n", r["model"].get<std::string>(),
+               r["parameters"].get<double>() * 1e-9, r["nodes"].get<int>(), r["system"].get<std::string>(),
+               r["chips"].get<int>(), r["ranks"].get<int>());
   fmt::print("# tp {} pp {} dp {} ep {} cp {}, ZeRO-{}, {} micro-batches of {} x {} tokens, {} schedule, recompute {}, "
              "{} ({}), {}\n", l["tp"].get<int>(), l["pp"].get<int>(), l["dp"].get<int>(), l["ep"].get<int>(),
              l["cp"].get<int>(), l["zero"].get<int>(), l["micro_batches"].get<int64_t>(),
@@ -45,10 +51,13 @@ void print_table(const json& r) {
   for (const char* k : {"compute_s", "exposed_comm_s", "bubble_s", "optimizer_s"})
     fmt::print("  {:<26} {:>12.4f} s  {:>5.1f} %\n", k, s[k].get<double>(), 100 * s[k].get<double>() / step);
   fmt::print("{:<28} {:>12.2f} GiB of {:.2f} (stage {}: weights {:.2f}, gradients {:.2f}, optimizer {:.2f}, "
-             "activations {:.2f})\n", "memory per NeuronCore", m["total_bytes"].get<double>() / gib,
+             "activations {:.2f})\n", gpu ? "memory per GPU" : "memory per NeuronCore", m["total_bytes"].get<double>() / gib,
              m["capacity_bytes"].get<double>() / gib, m["stage"].get<int>(), m["weights_bytes"].get<double>() / gib,
              m["gradients_bytes"].get<double>() / gib, m["optimizer_bytes"].get<double>() / gib,
              m["activations_bytes"].get<double>() / gib);
+  fmt::print("{:<28} {:>12.1f} J   ({:.4f} J per token, {:.0f} W average, {:.0f} W peak, all {})\n", "energy per step",
+             r["energy_j"].get<double>(), r["energy_per_token_j"].get<double>(), r["average_power_w"].get<double>(),
+             r["peak_power_w"].get<double>(), gpu ? "GPUs" : "chips");
   if (r.contains("power_cap")) fmt::print("{}\n", workloads::power_cap_line(r["power_cap"]));
   if (!r.contains("train")) return;
   const json& t = r["train"];

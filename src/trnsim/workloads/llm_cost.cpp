@@ -285,13 +285,8 @@ StepCost TrainiumStepCost::step(const StepBatch& b) const {
 
 std::unique_ptr<IStepCost> make_step_cost(const ModelDesc& model, const Deployment& deployment) {
   // A GPU system takes the roofline baseline behind the same interface (gpu_step_cost.h).
-  if (hw::is_gpu_system(deployment.system)) {
-    // Added by power2: --clock-scale / --power-cap move the GPU's SM clock (hw::gpu_at_clock_scale).
-    if (deployment.clock_scale != 1)
-      return make_gpu_step_cost(model, deployment,
-                                hw::gpu_at_clock_scale(hw::load_gpu_system(deployment.system), deployment.clock_scale));
-    return make_gpu_step_cost(model, deployment);
-  }
+  // --clock-scale / --power-cap move the GPU's SM clock (gpu_system_of: hw::gpu_at_clock_scale).
+  if (hw::is_gpu_system(deployment.system)) return make_gpu_step_cost(model, deployment);
   return std::make_unique<TrainiumStepCost>(model, deployment);
 }
 

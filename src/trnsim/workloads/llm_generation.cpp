@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "trnsim/common/error.h"
+#include "trnsim/workloads/gpu_step_cost.h"
 
 namespace trnsim::workloads {
 namespace {
@@ -25,6 +26,23 @@ const char* category_name(CostCategory c) {
   return "other";
 }
 
+// The two step-cost models a generation runs on: Trainium's (pipeline stages, per-node
+// breakdown, timing-mode simulations) and the GPU baseline's (tensor parallel only).
+const TrainiumStepCost* trainium(const IStepCost& c) { return dynamic_cast<const TrainiumStepCost*>(&c); }
+const GpuStepCost& gpu(const IStepCost& c) {
+  if (const auto* g = dynamic_cast<const GpuStepCost*>(&c)) return *g;
+  throw Error("llm: a generation runs on the Trainium or the GPU step-cost model");
+}
+int pipeline_stages(const IStepCost& c) { return trainium(c) ? trainium(c)->layout().pp : 1; }
+Bytes activation_bytes(const IStepCost& c, const StepBatch& b) {
+  return trainium(c) ? trainium(c)->activation_bytes_per_core(b) : gpu(c).activation_bytes_per_core(b);
+}
+std::vector<CostNode> nodes_of(const IStepCost& c, const StepBatch& b) {
+  return trainium(c) ? trainium(c)->nodes(b) : std::vector<CostNode>{};
+}
+int simulations(const IStepCost& c) { return trainium(c) ? trainium(c)->node_costs().simulations() : 0; }
+double simulation_wall_s(const IStepCost& c) { return trainium(c) ? trainium(c)->node_costs().simulation_wall_s() : 0; }
+
 StepBatch decode_batch(int64_t batch, int64_t context) {
   StepBatch b;
   b.decode_contexts.assign(static_cast<size_t>(batch), context);
@@ -34,9 +52,10 @@ StepBatch decode_batch(int64_t batch, int64_t context) {
 // With pp > 1 the batch runs as `mb` micro-batches through the stages (GPipe-style fill and
 // drain): (mb + pp - 1) stage times of one micro-batch, each stage a 1/pp share of its step.
 // Energy: mb micro-batches' work, and the chips' static power over that time.
-StepCost pipelined(const TrainiumStepCost& cost, const StepBatch& micro, int64_t mb) {
+StepCost pipelined(const IStepCost& cost, const StepBatch& micro, int64_t mb) {
   StepCost c = cost.step(micro);
-  const double f = static_cast<double>(mb + cost.layout().pp - 1) / cost.layout().pp;
+  const int pp = pipeline_stages(cost);
+  const double f = static_cast<double>(mb + pp - 1) / pp;
   for (Nanoseconds* t : {&c.time, &c.matmul, &c.attention, &c.collective, &c.other}) *t = Nanoseconds(t->value() * f);
   c.energy_by_unit *= static_cast<double>(mb);
   c.energy_by_unit[EnergyUnit::Static] = cost.idle_power().value() * to_seconds(c.time);
@@ -46,9 +65,17 @@ StepCost pipelined(const TrainiumStepCost& cost, const StepBatch& micro, int64_t
 
 double power_w(const StepCost& c) { return c.time.value() > 0 ? c.energy.value() / to_seconds(c.time) : 0.0; }
 
-void check_memory(const TrainiumStepCost& cost, const GenerationResult& g) {
+void check_memory(const IStepCost& c, const GenerationResult& g) {
   const double need = g.weight_bytes_per_core + g.kv_bytes_per_core + g.activation_bytes_per_core;
   if (need <= g.hbm_bytes_per_core) return;
+  if (!trainium(c)) {
+    const GpuStepCost& cost = gpu(c);
+    throw ShapeError(fmt::format(
+        "{} needs {:.1f} GB per GPU at tp {} (weights {:.1f}, KV cache {:.1f}, activations {:.1f}); an {} has {:.1f} GB",
+        cost.model().name, need / 1e9, cost.deployment().tp, g.weight_bytes_per_core / 1e9, g.kv_bytes_per_core / 1e9,
+        g.activation_bytes_per_core / 1e9, cost.system().gpu.display_name, g.hbm_bytes_per_core / 1e9));
+  }
+  const TrainiumStepCost& cost = *trainium(c);
   const auto& l = cost.layout();
   throw ShapeError(fmt::format(
       "{} needs {:.1f} GiB per logical core at tp {} (weights {:.1f}, KV cache {:.1f}, activations {:.1f}); a {} "
@@ -82,14 +109,14 @@ const char* kv_buckets_name(KvBuckets b) {
   return b == KvBuckets::Compiled ? "compiled" : b == KvBuckets::Pow2 ? "pow2" : "exact";
 }
 
-GenerationResult simulate_generation(const TrainiumStepCost& cost, const GenerationRequest& r) {
+GenerationResult simulate_generation(const IStepCost& cost, const GenerationRequest& r) {
   if (r.batch < 1 || r.input < 1 || r.output < 1)
     throw ConfigError(fmt::format("--batch, --input and --output must be >= 1 (got {}, {}, {})", r.batch, r.input, r.output));
   const int64_t seq_len = r.seq_len > 0 ? r.seq_len : r.input + r.output;
   if (seq_len < r.input + r.output)
     throw ConfigError(fmt::format("--seq-len {} is shorter than --input + --output ({})", seq_len, r.input + r.output));
   GenerationResult g;
-  const int pp = cost.layout().pp;
+  const int pp = pipeline_stages(cost);
   g.micro_batches = pp == 1 ? 1 : r.micro_batches > 0 ? std::min(r.micro_batches, r.batch) : std::min<int64_t>(r.batch, pp);
   const int64_t micro = (r.batch + g.micro_batches - 1) / g.micro_batches;  // sequences per micro-batch
   StepBatch prefill;
@@ -99,18 +126,18 @@ GenerationResult simulate_generation(const TrainiumStepCost& cost, const Generat
   prefill.prefills.assign(static_cast<size_t>(r.batch), chunk);
   g.weight_bytes_per_core = cost.weight_bytes_per_core().value();
   g.kv_bytes_per_core = cost.kv_bytes_per_token_per_core().value() * static_cast<double>(r.batch * seq_len);
-  g.activation_bytes_per_core = cost.activation_bytes_per_core(prefill).value();
+  g.activation_bytes_per_core = activation_bytes(cost, prefill).value();
   g.hbm_bytes_per_core = cost.hbm_bytes_per_core().value();
   check_memory(cost, g);
-  const int sims0 = cost.node_costs().simulations();
-  const double wall0 = cost.node_costs().simulation_wall_s();
+  const int sims0 = simulations(cost);
+  const double wall0 = simulation_wall_s(cost);
 
   StepBatch micro_prefill;
   micro_prefill.prefills.assign(static_cast<size_t>(micro), chunk);
   g.prefill = pipelined(cost, micro_prefill, g.micro_batches);
   g.energy = g.prefill.energy_by_unit;
   g.peak_power_w = power_w(g.prefill);
-  g.prefill_nodes = cost.nodes(micro_prefill);
+  g.prefill_nodes = nodes_of(cost, micro_prefill);
   g.ttft_s = to_seconds(g.prefill.time);
   const int64_t steps = r.output - 1;  // the prefill produced the first token
   if (steps > 0) {
@@ -137,20 +164,23 @@ GenerationResult simulate_generation(const TrainiumStepCost& cost, const Generat
     g.decode_mean.energy = Joules(g.decode_mean.energy_by_unit.total());
     g.energy += g.decode_mean.energy_by_unit * static_cast<double>(steps);
     g.decode_steps_evaluated = static_cast<int>(samples);
-    g.decode_nodes = cost.nodes(decode_batch(micro, decode_keys(r.kv_buckets, r.input, seq_len) - 1));
+    g.decode_nodes = nodes_of(cost, decode_batch(micro, decode_keys(r.kv_buckets, r.input, seq_len) - 1));
   }
   g.tpot_s = to_seconds(g.decode_mean.time);
   g.e2e_s = g.ttft_s + static_cast<double>(steps) * g.tpot_s;
   g.output_tokens_per_s = static_cast<double>(r.batch * r.output) / g.e2e_s;
-  g.simulations = cost.node_costs().simulations() - sims0;
-  g.simulation_wall_s = cost.node_costs().simulation_wall_s() - wall0;
+  g.simulations = simulations(cost) - sims0;
+  g.simulation_wall_s = simulation_wall_s(cost) - wall0;
   return g;
 }
 
-nlohmann::json generation_json(const TrainiumStepCost& cost, const Deployment& d, const GenerationRequest& r,
+nlohmann::json generation_json(const IStepCost& cost, const Deployment& d, const GenerationRequest& r,
                                const GenerationResult& g) {
   using nlohmann::json;
-  const auto& l = cost.layout();
+  const TrainiumStepCost* trn = trainium(cost);
+  // On a GPU system a "core" of the memory fields is a GPU; there are no logical cores (lnc null).
+  const Layout l = trn ? trn->layout() : Layout{};
+  const json lnc = trn ? json(l.lnc) : json(nullptr);
   auto breakdown = [](const StepCost& c) {
     return json{{"matmul_s", to_seconds(c.matmul)},
                 {"attention_s", to_seconds(c.attention)},
@@ -163,19 +193,19 @@ nlohmann::json generation_json(const TrainiumStepCost& cost, const Deployment& d
       out.push_back({{"node", n.name}, {"category", category_name(n.category)}, {"time_s", n.seconds}, {"repeat", n.repeat}});
     return out;
   };
-  return json{{"kind", "llm"},
-              {"model", cost.model().name},
-              {"system", cost.system().name},
-              {"tp", l.tp},
-              {"pp", l.pp},
-              {"ep", l.ep},
-              {"lnc", l.lnc},
+  json j{{"kind", "llm"},
+              {"model", trn ? trn->model().name : gpu(cost).model().name},
+              {"system", trn ? trn->system().name : gpu(cost).system().name},
+              {"tp", trn ? l.tp : d.tp},
+              {"pp", trn ? l.pp : 1},
+              {"ep", trn ? l.ep : 1},
+              {"lnc", lnc},
               {"dtype", d.dtype},
               {"weights", d.weights},
               {"batch", r.batch},
               {"input_tokens", r.input},
               {"output_tokens", r.output},
-              {"chips", l.chips},
+              {"chips", cost.chips()},
               {"micro_batches", g.micro_batches},
               {"kv_buckets", kv_buckets_name(r.kv_buckets)},
               {"seq_len", r.seq_len > 0 ? r.seq_len : r.input + r.output},
@@ -205,6 +235,11 @@ nlohmann::json generation_json(const TrainiumStepCost& cost, const Deployment& d
               {"host_power_w", cost.host_power().value()},
               {"simulations", g.simulations},
               {"simulation_wall_s", g.simulation_wall_s}};
+  if (!trn) {
+    j["gpu"] = gpu(cost).system().gpu.display_name;
+    j["cost_model"] = "gpu-roofline";
+  }
+  return j;
 }
 
 nlohmann::json generation_trace(const GenerationResult& g) {

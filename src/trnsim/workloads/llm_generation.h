@@ -1,4 +1,4 @@
-// A whole generation of `trnsim llm`: a batch of B prompts of I tokens prefilled in one step
+// A whole generation of `trnsim llm` (Trainium or GPU systems): a batch of B prompts of I tokens prefilled in one step
 // (TTFT), then O - 1 decode steps as the context grows (TPOT: their mean), on a deployment,
 // with the memory per core checked (weights + KV cache + activations) and the breakdown of a
 // decode step. JSON (kind "llm") is what the CLI prints and trnsim.llm() returns.
@@ -49,10 +49,12 @@ struct GenerationResult {
   double simulation_wall_s = 0;
 };
 
-// Throws ShapeError when weights + KV cache + activations exceed a core's HBM.
-GenerationResult simulate_generation(const TrainiumStepCost& cost, const GenerationRequest& request);
+// On the Trainium step-cost model (TrainiumStepCost) or the GPU baseline (GpuStepCost: one
+// GPU is a "core", pp 1, no per-node breakdown). Throws ShapeError when weights + KV cache +
+// activations exceed a core's (a GPU's) HBM.
+GenerationResult simulate_generation(const IStepCost& cost, const GenerationRequest& request);
 
-nlohmann::json generation_json(const TrainiumStepCost& cost, const Deployment& d, const GenerationRequest& r,
+nlohmann::json generation_json(const IStepCost& cost, const Deployment& d, const GenerationRequest& r,
                                const GenerationResult& g);
 
 // Chrome trace (chrome://tracing, Perfetto) of the prefill step and the first decode step: one

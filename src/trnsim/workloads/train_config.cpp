@@ -62,6 +62,11 @@ int logical_cores_per_chip(const hw::ChipSpec& chip, int lnc) {
 }
 
 TrainLayout make_layout(const TrainConfig& c, const hw::SystemSpec& system) {
+  return make_layout(c, logical_cores_per_chip(system.chip, c.lnc), system.chips, system.name, "NeuronCores");
+}
+
+TrainLayout make_layout(const TrainConfig& c, int cores_per_chip, int chips_per_node, const std::string& system,
+                        const char* unit) {
   positive("--nodes", c.nodes);
   positive("--tp", c.tp);
   positive("--pp", c.pp);
@@ -75,20 +80,20 @@ TrainLayout make_layout(const TrainConfig& c, const hw::SystemSpec& system) {
   if (c.dtype != "bf16" && c.dtype != "fp8") bad("--dtype", c.dtype, "bf16 or fp8");
   if (c.compute_cost != "kernel" && c.compute_cost != "step-cost") bad("--compute-cost", c.compute_cost, "kernel or step-cost");
   TrainLayout l;
-  l.cores_per_chip = logical_cores_per_chip(system.chip, c.lnc);
-  l.cores_per_node = l.cores_per_chip * system.chips;
-  l.chips = system.chips * c.nodes;
+  l.cores_per_chip = cores_per_chip;
+  l.cores_per_node = l.cores_per_chip * chips_per_node;
+  l.chips = chips_per_node * c.nodes;
   l.ranks = l.cores_per_node * c.nodes;
   l.tp = c.tp, l.pp = c.pp, l.ep = c.ep, l.cp = c.cp;
   const int64_t model_ranks = int64_t(c.tp) * c.pp * c.cp;
   if (l.ranks % model_ranks != 0)
-    throw ConfigError(fmt::format("train: --tp {} x --pp {} x --cp {} = {} does not divide the {} NeuronCores of "
-                                  "{} x {}", c.tp, c.pp, c.cp, model_ranks, l.ranks, c.nodes, system.name));
+    throw ConfigError(fmt::format("train: --tp {} x --pp {} x --cp {} = {} does not divide the {} {} of "
+                                  "{} x {}", c.tp, c.pp, c.cp, model_ranks, l.ranks, unit, c.nodes, system));
   l.dp = c.dp > 0 ? c.dp : int(l.ranks / model_ranks);
   if (model_ranks * l.dp != l.ranks)
-    throw ConfigError(fmt::format("train: --tp {} x --pp {} x --cp {} x --dp {} = {}, but {} x {} has {} NeuronCores "
-                                  "({} per chip)", c.tp, c.pp, c.cp, l.dp, model_ranks * l.dp, c.nodes, system.name,
-                                  l.ranks, l.cores_per_chip));
+    throw ConfigError(fmt::format("train: --tp {} x --pp {} x --cp {} x --dp {} = {}, but {} x {} has {} {} "
+                                  "({} per chip)", c.tp, c.pp, c.cp, l.dp, model_ranks * l.dp, c.nodes, system,
+                                  l.ranks, unit, l.cores_per_chip));
   if (l.dp % c.ep != 0)
     throw ConfigError(fmt::format("train: --ep {} must divide the data-parallel degree {}", c.ep, l.dp));
   if (c.global_batch % (int64_t(l.dp) * c.micro_batch) != 0)

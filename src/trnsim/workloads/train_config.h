@@ -64,5 +64,9 @@ int logical_cores_per_chip(const hw::ChipSpec& chip, int lnc);
 // Checks the config against the system (degrees multiply to the ranks, the batch splits into
 // micro-batches, ...); ConfigError naming the option otherwise.
 TrainLayout make_layout(const TrainConfig& c, const hw::SystemSpec& system);
+// The same for `chips_per_node` chips of `cores_per_chip` ranks each (a GPU system: GPUs, 1 rank
+// each); `unit` names the ranks in errors ("NeuronCores", "GPUs").
+TrainLayout make_layout(const TrainConfig& c, int cores_per_chip, int chips_per_node, const std::string& system,
+                        const char* unit);
 
 }  // namespace trnsim::workloads

@@ -67,16 +67,16 @@ MemoryUse memory_per_core(const ModelDesc& m, const TrainConfig& c, const TrainL
   return worst;
 }
 
-void check_fits(const MemoryUse& u, const TrainConfig& c, const std::string& model) {
+void check_fits(const MemoryUse& u, const TrainConfig& c, const std::string& model, const char* unit) {
   if (u.total() <= u.capacity) return;
   constexpr double g = 1024.0 * 1024.0 * 1024.0;
   std::string hint = c.zero < 3 ? fmt::format("--zero {}", c.zero + 1) : "";
   if (c.recompute != Recompute::Full) hint += std::string(hint.empty() ? "" : ", ") + "--recompute full";
   hint += std::string(hint.empty() ? "" : ", ") + "a larger --tp or --pp, or a smaller --micro-batch";
   throw ShapeError(fmt::format(
-      "train: {} does not fit: pipeline stage {} needs {:.2f} GiB per NeuronCore (weights {:.2f}, gradients {:.2f}, "
-      "optimizer {:.2f}, activations {:.2f}) but a core has {:.2f} GiB: over by {:.2f} GiB; try {}",
-      model, u.stage, u.total() / g, u.weights / g, u.gradients / g, u.optimizer / g, u.activations / g,
+      "train: {} does not fit: pipeline stage {} needs {:.2f} GiB per {} (weights {:.2f}, gradients {:.2f}, "
+      "optimizer {:.2f}, activations {:.2f}) but a {} has {:.2f} GiB: over by {:.2f} GiB; try {}",
+      model, u.stage, u.total() / g, unit, u.weights / g, u.gradients / g, u.optimizer / g, u.activations / g, unit,
       u.capacity / g, (u.total() - u.capacity) / g, hint));
 }
 

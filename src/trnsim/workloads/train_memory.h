@@ -37,7 +37,9 @@ double optimizer_bytes_per_param(const TrainConfig& c);
 MemoryUse memory_per_core(const ModelDesc& m, const TrainConfig& c, const TrainLayout& l,
                           const std::vector<int64_t>& in_flight, double hbm_bytes_per_core);
 
-// ShapeError when `u` does not fit, naming the parts, the excess and remedies.
-void check_fits(const MemoryUse& u, const TrainConfig& c, const std::string& model_name);
+// ShapeError when `u` does not fit, naming the parts, the excess and remedies (per `unit`: a
+// NeuronCore, a GPU).
+void check_fits(const MemoryUse& u, const TrainConfig& c, const std::string& model_name,
+                const char* unit = "NeuronCore");
 
 }  // namespace trnsim::workloads

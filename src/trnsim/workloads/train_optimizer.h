@@ -13,6 +13,9 @@ struct OptimizerCost {
   double time_ns = 0;
 };
 
+// HBM bytes the optimizer moves per parameter it owns (gradients, moments, master copy, weights).
+double optimizer_hbm_bytes_per_param(const TrainConfig& c);
+
 OptimizerCost optimizer_cost(const TrainConfig& c, const hw::ChipSpec& chip, int cores_per_chip, double params);
 
 // HBM bandwidth (bytes/ns) of one logical NeuronCore: the chip's / its logical cores.

@@ -5,7 +5,9 @@
 
 #include "trnsim/common/error.h"
 #include "trnsim/hw/energy_loader.h"
+#include "trnsim/hw/gpu_spec.h"
 #include "trnsim/hw/spec_loader.h"
+#include "trnsim/workloads/gpu_train_step.h"
 #include "trnsim/workloads/workload_power_cap.h"
 #include "trnsim/workloads/train_memory.h"
 #include "trnsim/workloads/train_model_stats.h"
@@ -85,11 +87,16 @@ json goodput_json(const TrainRequest& r, const ModelDesc& m, const TrainStep& s,
 }  // namespace
 
 json run_train(const TrainRequest& r, const StepCostFactory& factory) {
-  const hw::SystemSpec sys = hw::load_system(r.config.system);
+  // A GPU system runs the GPU baseline's training step (gpu_train_step.h); `factory` is the
+  // Trainium step-cost model's.
+  const bool gpu = hw::is_gpu_system(r.config.system);
+  const hw::SystemSpec sys = gpu ? hw::SystemSpec{} : hw::load_system(r.config.system);
+  const hw::GpuSystemSpec gsys = gpu ? hw::load_gpu_system(r.config.system) : hw::GpuSystemSpec{};
   const ModelDesc m = load_model(r.model);
-  auto step_at = [&](double f) {  // the step with the engine clocks at f
+  auto step_at = [&](double f) {  // the step with the engine (SM) clocks at f
     TrainConfig c = r.config;
     c.clock_scale = f;
+    if (gpu) return gpu_train_step(m, c, f != 1 ? hw::gpu_at_clock_scale(gsys, f) : gsys, r.conditions);
     hw::SystemSpec at = sys;
     if (f != 1) at.chip = hw::at_clock_scale(sys.chip, f);
     return train_step(m, c, at, factory, r.conditions);
@@ -109,7 +116,7 @@ json run_train(const TrainRequest& r, const StepCostFactory& factory) {
   json out = {{"kind", "train"},
               {"time_s", step_s},
               {"model", m.name},
-              {"system", sys.name},
+              {"system", gpu ? gsys.name : sys.name},
               {"nodes", r.config.nodes},
               {"chips", s.layout.chips},
               {"ranks", s.layout.ranks},
@@ -126,6 +133,10 @@ json run_train(const TrainRequest& r, const StepCostFactory& factory) {
               {"conditions", {{"efa_oversubscription", r.conditions.efa_oversubscription},
                               {"degraded_link", r.conditions.degraded_link},
                               {"straggler_slowdown", r.conditions.straggler_slowdown}}}};
+  if (gpu) {
+    out["gpu"] = gsys.gpu.display_name;
+    out["layout"]["compute_cost"] = "gpu-roofline";
+  }
   out.update(energy_json(s, r.config));
   if (throttle) out["power_cap"] = power_cap_json(*throttle);
   if (r.tokens > 0 || r.steps > 0 || !r.fail_at.empty()) {

@@ -8,13 +8,25 @@
 #include "trnsim/workloads/train_optimizer.h"
 
 namespace trnsim::workloads {
-namespace {
 
-// A communication of `comm` ns that can run under `window` ns of compute, issued layer by layer:
-// the last layer's share has nothing left to hide behind.
-double exposed(double comm, double window, int64_t layers) {
+double exposed_comm_ns(double comm, double window, int64_t layers) {
   return std::max(comm - window, comm / double(std::max<int64_t>(layers, 1)));
 }
+
+int64_t stage_layer_count(const ModelDesc& m, int pp, int r) { return m.layers / pp + (r < m.layers % pp ? 1 : 0); }
+
+int64_t stage_moe_layer_count(const ModelDesc& m, int pp, int r) {
+  const int64_t base = m.layers / pp, extra = m.layers % pp;
+  const int64_t first = r * base + std::min<int64_t>(r, extra);
+  const int64_t dense = model_stats(m).dense_layers;
+  int64_t moe = 0;
+  for (int64_t i = first; i < first + stage_layer_count(m, pp, r); ++i) moe += i >= dense ? 1 : 0;
+  return moe;
+}
+
+namespace {
+
+double exposed(double comm, double window, int64_t layers) { return exposed_comm_ns(comm, window, layers); }
 
 struct StagePasses {
   std::vector<double> fwd, bwd;   // per rank, one pass of one chunk
@@ -38,15 +50,8 @@ struct Context {
   ModelStats stats;
 };
 
-int64_t stage_layers(const Context& x, int r) { return x.m.layers / x.c.pp + (r < x.m.layers % x.c.pp ? 1 : 0); }
-
-int64_t stage_moe_layers(const Context& x, int r) {
-  const int64_t base = x.m.layers / x.c.pp, extra = x.m.layers % x.c.pp;
-  const int64_t first = r * base + std::min<int64_t>(r, extra);
-  int64_t moe = 0;
-  for (int64_t i = first; i < first + stage_layers(x, r); ++i) moe += i >= x.stats.dense_layers ? 1 : 0;
-  return moe;
-}
+int64_t stage_layers(const Context& x, int r) { return stage_layer_count(x.m, x.c.pp, r); }
+int64_t stage_moe_layers(const Context& x, int r) { return stage_moe_layer_count(x.m, x.c.pp, r); }
 
 // The data-parallel collectives of one rank's gradients and (ZeRO) parameters for one step.
 struct DpTraffic {

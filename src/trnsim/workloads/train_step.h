@@ -50,6 +50,13 @@ struct TrainStep {
   double ep_bytes = 0, cp_bytes = 0;
 };
 
+// A communication of `comm` ns that can run under `window` ns of compute, issued layer by layer:
+// the last layer's share has nothing left to hide behind.
+double exposed_comm_ns(double comm, double window, int64_t layers);
+// Layers of pipeline stage r of pp (the first stages take the remainder), and its MoE layers.
+int64_t stage_layer_count(const ModelDesc& m, int pp, int r);
+int64_t stage_moe_layer_count(const ModelDesc& m, int pp, int r);
+
 TrainStep train_step(const ModelDesc& model, const TrainConfig& c, const hw::SystemSpec& system,
                      const StepCostFactory& factory, const TrainConditions& conditions = {});
 
