@@ -73,7 +73,7 @@ def run_on_ray(sw, exe: str, todo: list, sink, address: Optional[str], local: Op
     try:
         cluster = connect(address, local)
         timing["ray_start_s"] = time.perf_counter() - t0
-        _dispatch(sw, exe, queue, sink, helper, cluster.cpus)
+        _dispatch(sw, exe, queue, sink, helper, cluster)
     except KeyboardInterrupt:
         interrupted = True
         raise
@@ -88,14 +88,21 @@ def run_on_ray(sw, exe: str, todo: list, sink, address: Optional[str], local: Op
         raise helper.error
 
 
-def _dispatch(sw, exe: str, queue: collections.deque, sink, helper: Optional[_DriverRunner], cpus: int) -> None:
+def _dispatch(sw, exe: str, queue: collections.deque, sink, helper: Optional[_DriverRunner], cluster) -> None:
     """Submits points from the queue (all at once on a cluster, whose autoscaler sees the demand; a
-    window on a local Ray, so that the driver's runner can take points until Ray's first is back)."""
+    window on a local Ray, so that the driver's runner can take points until Ray's first is back).
+    On the lean local Ray the points go to one actor holding every CPU that runs that many at once
+    (one Python worker to start, not one per CPU); elsewhere each point is a task of one CPU."""
     import ray
     from ray import cloudpickle
     cloudpickle.register_pickle_by_value(point)
-    task = ray.remote(num_cpus=1, max_retries=0)(run_point)
-    window = WINDOW_PER_CPU * cpus if helper is not None else len(queue)
+    if cluster.lean:
+        pool = ray.remote(num_cpus=cluster.cpus, max_concurrency=cluster.cpus, max_restarts=0,
+                          max_task_retries=0)(point.PointPool).remote()
+        call = pool.run.remote
+    else:
+        call = ray.remote(num_cpus=1, max_retries=0)(run_point).remote
+    window = WINDOW_PER_CPU * cluster.cpus if helper is not None else len(queue)
     pending: dict[Any, tuple[str, dict]] = {}
 
     def submit() -> None:
@@ -104,7 +111,7 @@ def _dispatch(sw, exe: str, queue: collections.deque, sink, helper: Optional[_Dr
                 pid, p = queue.popleft()
             except IndexError:
                 return
-            pending[task.remote(exe, sw.command, sw.args, p, pid, sw.timeout_s, sw.env)] = (pid, p)
+            pending[call(exe, sw.command, sw.args, p, pid, sw.timeout_s, sw.env)] = (pid, p)
 
     submit()
     while pending:
