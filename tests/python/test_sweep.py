@@ -223,3 +223,26 @@ def test_ctrl_c_while_local_ray_starts_stops_the_points_this_process_runs(tmp_pa
     assert time.monotonic() - t0 < 30  # not the points' 60 s
     left = subprocess.run(["pgrep", "-f", slow], capture_output=True, text=True).stdout.split()
     assert left == []
+
+
+def test_local_ray_runs_its_points_in_one_worker_as_many_at_once_as_cpus(tmp_path):
+    """On the lean local Ray one Python worker (the point pool) serves both CPUs: the points Ray
+    ran share one parent process, other than this one, and two of them overlap in time. (The
+    points this process runs while Ray starts wait for Ray's first, so that Ray gets some.)"""
+    import yaml
+    go = tmp_path / "ray-started"
+    body = (f'import os, pathlib\ngo = pathlib.Path({str(go)!r})\n'
+            'if os.getppid() == int(os.environ["DRIVER"]):\n'
+            '    while not go.exists() and time.time() < {t}: time.sleep(0.05)\n'
+            'else:\n    go.touch()\n'
+            't0 = time.time()\ntime.sleep(0.3)\n'
+            'print(json.dumps({{"kind": "run", "time_s": 1.0, "parent": os.getppid(), "t0": t0, "t1": time.time()}}))')
+    import time
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(yaml.safe_dump({"command": "run", "env": {"DRIVER": str(os.getpid())}, "axes": {"x": list(range(8))},
+                                    "trnsim": _fake_command(tmp_path, "nap", body.format(t=time.time() + 60))}))
+    s = run_sweep(str(spec), tmp_path / "r.parquet", local=2, progress=False)
+    assert s["ran"] == 8 and s["failed"] == 0 and s["ray_points"] >= 4
+    _, rows = query(tmp_path / "r.parquet", f"select parent, t0, t1 from results where parent <> {os.getpid()} order by t0")
+    assert len(rows) == s["ray_points"] and len({r[0] for r in rows}) == 1
+    assert any(b[1] < a[2] for a, b in zip(rows, rows[1:]))  # two at once
