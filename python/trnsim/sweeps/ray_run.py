@@ -83,7 +83,9 @@ def run_on_ray(sw, exe: str, todo: list, sink, address: Optional[str], local: Op
             timing["driver_points"] = helper.ran
         timing["ray_points"] = len(todo) - timing.get("driver_points", 0) - len(queue)
         if cluster is not None:
+            t1 = time.perf_counter()
             cluster.stop()
+            timing["ray_stop_s"] = time.perf_counter() - t1
     if helper is not None and helper.error is not None:
         raise helper.error
 
