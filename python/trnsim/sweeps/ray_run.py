@@ -1,6 +1,7 @@
-"""A sweep's points as Ray tasks. On a local Ray this process runs points itself, one per CPU, while
-Ray starts (2-3 s of a 10 s sweep on 2 cores, most of it waiting), and hands the rest to Ray once
-Ray's first task is back.
+"""A sweep's points as Ray tasks. For a local Ray this process runs points itself, one per CPU, from
+the start; Ray is started once the first points show that the rest will outlast its start (2-3 s
+and 2 CPU-s on 2 cores: a shorter sweep is done before Ray would be up, and never starts it), and
+the rest go to Ray once Ray's first point is back.
 
 Tasks run `point.run_point`, pickled by value: a worker imports Ray and nothing of trnsim (its
 package loads the C++ module, 0.2 CPU-s per worker), so the nodes of a cluster need only the
@@ -12,6 +13,7 @@ import collections
 import os
 import threading
 import time
+import warnings
 from typing import Any, Callable, Optional
 
 from trnsim.sweeps import point
@@ -19,6 +21,18 @@ from trnsim.sweeps.local_ray import connect
 from trnsim.sweeps.point import _opts, run_point
 
 WINDOW_PER_CPU = 2  # local tasks in flight per CPU: each busy with one queued behind, the rest left to share
+RAY_WORTH_S = 3.0  # start a local Ray only when the points left are expected to take longer than this
+
+
+def ray_worth_s() -> float:
+    """RAY_WORTH_S, or $TRNSIM_SWEEP_RAY_WORTH_S (0: start the local Ray at once, whatever the sweep)."""
+    v = os.environ.get("TRNSIM_SWEEP_RAY_WORTH_S")
+    try:
+        return max(0.0, float(v)) if v else RAY_WORTH_S
+    except ValueError:
+        warnings.warn(f"sweep: TRNSIM_SWEEP_RAY_WORTH_S={v!r} is not a number of seconds; using {RAY_WORTH_S}",
+                      stacklevel=2)
+        return RAY_WORTH_S
 
 
 class _DriverRunner:
@@ -30,6 +44,8 @@ class _DriverRunner:
         self.live: set = set()  # the points' processes running now
         self._interrupted = False
         self.ran = 0
+        self.walls: collections.deque = collections.deque(maxlen=2 * n)  # of the last points finished here
+        self.finished = threading.Event()  # set when a point finishes
         self._count = threading.Lock()
         self.error: Optional[BaseException] = None
         self._threads = [threading.Thread(target=self._loop, name=f"sweep-driver-{i}", daemon=True) for i in range(n)]
@@ -49,8 +65,26 @@ class _DriverRunner:
                 self.sink.add(rows)
                 with self._count:
                     self.ran += 1
+                    self.walls.append(rows[0].get("wall_s") or 0.0)
+                self.finished.set()
         except BaseException as e:  # re-raised in the caller's thread
             self.error = e
+
+    def ray_worth_starting(self, cpus: int) -> bool:
+        """Waits until the points finished here tell whether those left would outlast Ray's start
+        (True), or none is left for Ray (False): from the last few points (a cost cache warms up as
+        a sweep goes on), once each runner has finished one. The first points taking RAY_WORTH_S is a yes."""
+        t0, worth = time.perf_counter(), ray_worth_s()
+        while self.queue and self.error is None:
+            with self._count:
+                ran, walls = self.ran, list(self.walls)
+            if ran >= cpus and sum(walls) / len(walls) * len(self.queue) / cpus > worth:
+                return True
+            if time.perf_counter() - t0 >= worth:
+                return True
+            self.finished.wait(0.05)
+            self.finished.clear()
+        return self.error is not None  # a runner failed: Ray runs the rest, the error is raised after
 
     def stop(self, interrupted: bool = False) -> None:
         self.halt.set()
@@ -67,13 +101,18 @@ def run_on_ray(sw, exe: str, todo: list, sink, address: Optional[str], local: Op
     """Runs `todo` [(point id, options)] into `sink`; fills timing's ray_start_s, driver_points and ray_points."""
     queue = collections.deque(todo)
     run_one = lambda pid, p, live: run_point(exe, sw.command, sw.args, p, pid, sw.timeout_s, sw.env, live)  # noqa: E731
-    helper = _DriverRunner(local or os.cpu_count() or 1, queue, run_one, sink) if address is None else None
-    t0 = time.perf_counter()
+    cpus = local or os.cpu_count() or 1
+    helper = _DriverRunner(cpus, queue, run_one, sink) if address is None else None
     cluster, interrupted = None, False
+    timing["ray_started"] = False
     try:
-        cluster = connect(address, local)
-        timing["ray_start_s"] = time.perf_counter() - t0
-        _dispatch(sw, exe, queue, sink, helper, cluster)
+        # else this process runs (or is finishing) every point: Ray would only have cost its start
+        if helper is None or helper.ray_worth_starting(cpus):
+            t0 = time.perf_counter()
+            timing["ray_started"] = True
+            cluster = connect(address, local)
+            timing["ray_start_s"] = time.perf_counter() - t0
+            _dispatch(sw, exe, queue, sink, helper, cluster)
     except KeyboardInterrupt:
         interrupted = True
         raise
