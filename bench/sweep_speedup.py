@@ -124,9 +124,9 @@ def _compare(command: str, mode: str, d: Path, cpus: int, progress: bool) -> dic
     par = _run(_spec(command, caches["ray"]), d / mode / "ray.parquet", cpus, progress)
     q = "select point_id, coalesce(cast(time_s as varchar), error) v from results order by point_id, v"
     same = query(d / mode / "seq.parquet", q)[1] == query(d / mode / "ray.parquet", q)[1]
-    return {"cache": mode, "points": seq["points"], "failed_per_run": {"sequential": seq["failed"], "ray": par["failed"]},
+    return {"cache": mode, "ray_at_once": os.environ.get("TRNSIM_SWEEP_RAY_WORTH_S") == "0", "points": seq["points"], "failed_per_run": {"sequential": seq["failed"], "ray": par["failed"]},
             "sequential_s": seq["wall_s"], "ray_s": par["wall_s"], "speedup": seq["wall_s"] / par["wall_s"],
-            "ray_start_s": par["ray_start_s"], "driver_points": par.get("driver_points", 0),
+            "ray_started": par["ray_started"], "ray_start_s": par["ray_start_s"], "driver_points": par.get("driver_points", 0),
             "ray_points": par.get("ray_points", 0), "ray_cpus": cpus, "machine_cpus": os.cpu_count(),
             "identical_results": same,
             # load-independent: CPU time of the points alone (the same work in both runs) and of the
@@ -148,7 +148,11 @@ def _print(command: str, o: dict) -> None:
           f"local Ray ({o['ray_cpus']} CPUs, start and stop included) {o['ray_s']:.1f} s: {o['speedup']:.2f}x; "
           f"results identical: {o['identical_results']}; failed points per run: "
           f"{o['failed_per_run']['sequential']} and {o['failed_per_run']['ray']}")
-    print(f"  Ray took {o['ray_start_s']:.1f} s to start; this process ran {o['driver_points']} points, Ray {o['ray_points']}")
+    if o["ray_started"]:
+        print(f"  Ray took {o['ray_start_s']:.1f} s to start; this process ran {o['driver_points']} points, Ray {o['ray_points']}")
+    else:
+        print(f"  Ray was not started (the sweep was shorter than its start): this process ran all {o['driver_points']} "
+              f"points, {o['ray_cpus']} at once")
     print(f"  CPU time: the points {pc['sequential']:.1f} s and {pc['ray']:.1f} s; the whole run {rc['sequential']:.1f} s "
           f"and {rc['ray']:.1f} s (this process {dc['sequential']:.1f} s and {dc['ray']:.1f} s, Ray's processes "
           f"{o['ray_processes_cpu_s']:.1f} s); speed-up bound by CPU time: {o['cpu_bound_speedup']:.2f}x")
@@ -162,11 +166,15 @@ def main() -> int:
     ap.add_argument("--cache", default="cold,cold-point,warm",
                     help="cost-cache states to measure, comma-separated (llm; see above)")
     ap.add_argument("--cpus", type=int, default=os.cpu_count())
+    ap.add_argument("--ray-at-once", action="store_true",
+                    help="start the local Ray at once, even for a sweep shorter than its start (TRNSIM_SWEEP_RAY_WORTH_S=0)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     modes = args.cache.split(",") if args.command == "llm" else ["none"]
     if bad := set(modes) - {"cold", "cold-point", "warm", "none"}:
         ap.error(f"--cache: unknown state {sorted(bad)[0]} (expected cold, cold-point or warm)")
+    if args.ray_at_once:
+        os.environ["TRNSIM_SWEEP_RAY_WORTH_S"] = "0"
     with tempfile.TemporaryDirectory() as d:
         out = [_compare(args.command, m, Path(d), args.cpus, not args.json) for m in modes]
     if args.json:
