@@ -252,7 +252,7 @@ def test_local_ray_runs_its_points_in_one_worker_as_many_at_once_as_cpus(tmp_pat
 
 def test_a_sweep_shorter_than_rays_start_does_not_start_it(tmp_path, monkeypatch):
     """Quick points: this process runs them all, two at once, and Ray is never started; points
-    that take longer than Ray's start make it start (the rest then go to Ray)."""
+    whose CPU time adds up to more than Ray's start make it start (the rest then go to Ray)."""
     import yaml
     monkeypatch.setenv("TRNSIM_SWEEP_RAY_WORTH_S", "20")  # 3 s by default; more here, for a loaded machine
     spec = tmp_path / "sweep.yaml"
@@ -262,8 +262,9 @@ def test_a_sweep_shorter_than_rays_start_does_not_start_it(tmp_path, monkeypatch
     s = run_sweep(str(spec), tmp_path / "quick.parquet", local=2, progress=False)
     assert not s["ray_started"] and s["driver_points"] == 10 and s["ray_points"] == 0 and s["failed"] == 0
     assert query(tmp_path / "quick.parquet", "select count(*) from results where status = 'ok'")[1] == [(10,)]
-    monkeypatch.setenv("TRNSIM_SWEEP_RAY_WORTH_S", "0.5")  # 12 points of 0.3 s, 2 at a time: 1.8 s > 0.5 s
-    spec.write_text(yaml.safe_dump({"command": "run", "trnsim": _fake_command(tmp_path, "slow", "time.sleep(0.3)\n" + out),
+    monkeypatch.setenv("TRNSIM_SWEEP_RAY_WORTH_S", "0.5")  # 12 points of 0.3 CPU-s, 2 at a time: 1.8 s > 0.5 s
+    busy = "t = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    spec.write_text(yaml.safe_dump({"command": "run", "trnsim": _fake_command(tmp_path, "busy", busy + out),
                                     "axes": {"x": list(range(12))}}))
     s = run_sweep(str(spec), tmp_path / "slow.parquet", local=2, progress=False)
     assert s["ray_started"] and s["driver_points"] + s["ray_points"] == 12 and s["failed"] == 0

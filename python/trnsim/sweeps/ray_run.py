@@ -44,7 +44,7 @@ class _DriverRunner:
         self.live: set = set()  # the points' processes running now
         self._interrupted = False
         self.ran = 0
-        self.walls: collections.deque = collections.deque(maxlen=2 * n)  # of the last points finished here
+        self.costs: collections.deque = collections.deque(maxlen=2 * n)  # CPU-s of the last points finished here
         self.finished = threading.Event()  # set when a point finishes
         self._count = threading.Lock()
         self.error: Optional[BaseException] = None
@@ -65,22 +65,25 @@ class _DriverRunner:
                 self.sink.add(rows)
                 with self._count:
                     self.ran += 1
-                    self.walls.append(rows[0].get("wall_s") or 0.0)
+                    self.costs.append(rows[0].get("cpu_s") or rows[0].get("wall_s") or 0.0)
                 self.finished.set()
         except BaseException as e:  # re-raised in the caller's thread
             self.error = e
 
     def ray_worth_starting(self, cpus: int) -> bool:
         """Waits until the points finished here tell whether those left would outlast Ray's start
-        (True), or none is left for Ray (False): from the last few points (a cost cache warms up as
-        a sweep goes on), once each runner has finished one. The first points taking RAY_WORTH_S is a yes."""
+        (True), or none is left for Ray (False). The estimate, once each runner has finished a
+        point, is the CPU time of the last few (a cost cache warms up as a sweep goes on) times the
+        points left over the CPUs: the time they take on idle cores, whatever the load (a busy
+        machine makes every point slower but Ray's start no cheaper). Until then, the first points
+        taking RAY_WORTH_S is a yes."""
         t0, worth = time.perf_counter(), ray_worth_s()
         while self.queue and self.error is None:
             with self._count:
-                ran, walls = self.ran, list(self.walls)
-            if ran >= cpus and sum(walls) / len(walls) * len(self.queue) / cpus > worth:
+                ran, costs = self.ran, list(self.costs)
+            if ran >= cpus and sum(costs) / len(costs) * len(self.queue) / cpus > worth:
                 return True
-            if time.perf_counter() - t0 >= worth:
+            if ran < cpus and time.perf_counter() - t0 >= worth:
                 return True
             self.finished.wait(0.05)
             self.finished.clear()
