@@ -72,8 +72,8 @@ class _DriverRunner:
 
     def ray_worth_starting(self, cpus: int) -> bool:
         """Waits until the points finished here tell whether those left would outlast Ray's start
-        (True), or none is left for Ray (False). The estimate, once each runner has finished a
-        point, is the CPU time of the last few (a cost cache warms up as a sweep goes on) times the
+        (True), or none is left for Ray (False). The estimate, once each runner has finished two
+        points, is the CPU time of the last few (a cost cache warms up as a sweep goes on) times the
         points left over the CPUs: the time they take on idle cores, whatever the load (a busy
         machine makes every point slower but Ray's start no cheaper). Until then, the first points
         taking RAY_WORTH_S is a yes."""
@@ -81,9 +81,10 @@ class _DriverRunner:
         while self.queue and self.error is None:
             with self._count:
                 ran, costs = self.ran, list(self.costs)
-            if ran >= cpus and sum(costs) / len(costs) * len(self.queue) / cpus > worth:
+            full = ran >= self.costs.maxlen  # two points a runner: one alone says little
+            if full and sum(costs) / len(costs) * len(self.queue) / cpus > worth:
                 return True
-            if ran < cpus and time.perf_counter() - t0 >= worth:
+            if not full and time.perf_counter() - t0 >= worth:
                 return True
             self.finished.wait(0.05)
             self.finished.clear()
