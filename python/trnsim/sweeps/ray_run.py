@@ -44,7 +44,7 @@ class _DriverRunner:
         self.live: set = set()  # the points' processes running now
         self._interrupted = False
         self.ran = 0
-        self.costs: collections.deque = collections.deque(maxlen=2 * n)  # CPU-s of the last points finished here
+        self.cost_s = 0.0  # CPU time of the points finished here
         self.finished = threading.Event()  # set when a point finishes
         self._count = threading.Lock()
         self.error: Optional[BaseException] = None
@@ -65,7 +65,7 @@ class _DriverRunner:
                 self.sink.add(rows)
                 with self._count:
                     self.ran += 1
-                    self.costs.append(rows[0].get("cpu_s") or rows[0].get("wall_s") or 0.0)
+                    self.cost_s += rows[0].get("cpu_s") or rows[0].get("wall_s") or 0.0
                 self.finished.set()
         except BaseException as e:  # re-raised in the caller's thread
             self.error = e
@@ -73,16 +73,15 @@ class _DriverRunner:
     def ray_worth_starting(self, cpus: int) -> bool:
         """Waits until the points finished here tell whether those left would outlast Ray's start
         (True), or none is left for Ray (False). The estimate, once each runner has finished two
-        points, is the CPU time of the last few (a cost cache warms up as a sweep goes on) times the
-        points left over the CPUs: the time they take on idle cores, whatever the load (a busy
-        machine makes every point slower but Ray's start no cheaper). Until then, the first points
-        taking RAY_WORTH_S is a yes."""
+        points, is the mean CPU time of the points so far times the points left over the CPUs: the
+        time they take on idle cores, whatever the load (a busy machine makes every point slower
+        but Ray's start no cheaper). Until then, the first points taking RAY_WORTH_S is a yes."""
         t0, worth = time.perf_counter(), ray_worth_s()
         while self.queue and self.error is None:
             with self._count:
-                ran, costs = self.ran, list(self.costs)
-            full = ran >= self.costs.maxlen  # two points a runner: one alone says little
-            if full and sum(costs) / len(costs) * len(self.queue) / cpus > worth:
+                ran, cost = self.ran, self.cost_s
+            full = ran >= 2 * cpus  # two points a runner: one alone says little
+            if full and cost / ran * len(self.queue) / cpus > worth:
                 return True
             if not full and time.perf_counter() - t0 >= worth:
                 return True
