@@ -1,13 +1,22 @@
 """A 64-point sweep on a local Ray against the same points one after another in one process.
 
-    PYTHONPATH=python .venv/bin/python bench/sweep_speedup.py [--command kernel|llm] [--cpus N] [--json]
+    PYTHONPATH=python .venv/bin/python bench/sweep_speedup.py [--command kernel|llm]
+        [--cache cold,cold-point,warm] [--cpus N] [--json]
 
 Points: `trnsim kernel matmul` in functional mode (simulated and checked against the fp64
 reference), 4 m x 2 k x 2 n x 2 dtypes x 2 chips; or (--command llm) `trnsim llm` over 2 models
-x 4 tp x 4 batch x 2 input lengths, each point with a cold cost cache (the 70B layouts that do
-not fit in HBM fail, as they should, in both runs). The Ray figure includes starting and
-stopping Ray. Both runs must give the same simulated times, point for point. The machine's
-load average is reported beside the figures: on a shared machine the speed-up depends on it.
+x 4 tp x 4 batch x 2 input lengths (the 70B layouts that do not fit in HBM fail, as they
+should, in both runs). The Ray figure includes starting and stopping Ray. Both runs must give
+the same simulated times, point for point.
+
+The llm cost cache ($XDG_CACHE_HOME/trnsim) is in the same state for both runs, in each of:
+  cold        each run its own fresh cache folder, shared by its points: a user's first sweep
+              (points measured by one process are read from the file by later ones)
+  cold-point  each point its own fresh folder: nothing shared, as a sweep over new models or
+              systems each of which measures its own kernel shapes
+  warm        each run its own copy of a cache filled by an untimed run of the same points
+The machine's load average is reported beside the figures: on a shared machine the wall-clock
+speed-up depends on it; the CPU-second figures do not.
 """
 from __future__ import annotations
 
@@ -15,6 +24,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import sys
 import tempfile
 import threading
@@ -30,10 +40,9 @@ SPECS = {
     "kernel": {"command": "kernel", "args": ["matmul"], "functional": True,
                "axes": {"m": [512, 1024, 1536, 2048], "k": [1024, 2048], "n": [512, 1024], "dtype": ["bf16", "fp32"],
                         "chip": ["trn1", "trn2"]}},
-    # every point with its own cold cost cache ({cache} is a fresh folder per run), so that each one
-    # measures its node costs in timing mode as a sweep over new models or systems does
+    # {cache}: the run's cost-cache folder (see --cache)
     "llm": {"command": "llm", "system": "trn2.48xlarge", "output": 128,
-            "env": {"XDG_CACHE_HOME": "{cache}/{point_id}"},
+            "env": {"XDG_CACHE_HOME": "{cache}"},
             "axes": {"model": ["llama-3.1-8b", "llama-3.1-70b"], "tp": [8, 16, 32, 64], "batch": [1, 8, 32, 64],
                      "input": [512, 4096]}},
 }
@@ -97,48 +106,84 @@ def _run(spec: dict, out: Path, local: int, progress: bool) -> dict:
             "cpu_s": points_cpu + driver + sum(helpers.seen.values()), "load": [load0, os.getloadavg()[0]]}
 
 
+def _spec(command: str, cache: Path) -> dict:
+    return json.loads(json.dumps(SPECS[command]).replace("{cache}", str(cache)))
+
+
+def _compare(command: str, mode: str, d: Path, cpus: int, progress: bool) -> dict:
+    """The sequential and the Ray run of the same points, with the cost cache as `mode` says."""
+    caches = {"seq": d / mode / "seq-cache", "ray": d / mode / "ray-cache"}
+    if mode == "cold-point":
+        caches = {k: v / "{point_id}" for k, v in caches.items()}
+    elif mode == "warm":  # one untimed run fills a cache; each timed run gets its own copy
+        fill = d / mode / "fill-cache"
+        run_sweep(_spec(command, fill), d / mode / "fill.parquet", local=0, progress=False)
+        for c in caches.values():
+            shutil.copytree(fill, c)
+    seq = _run(_spec(command, caches["seq"]), d / mode / "seq.parquet", 0, progress)
+    par = _run(_spec(command, caches["ray"]), d / mode / "ray.parquet", cpus, progress)
+    q = "select point_id, coalesce(cast(time_s as varchar), error) v from results order by point_id, v"
+    same = query(d / mode / "seq.parquet", q)[1] == query(d / mode / "ray.parquet", q)[1]
+    return {"cache": mode, "ray_at_once": os.environ.get("TRNSIM_SWEEP_RAY_WORTH_S") == "0", "points": seq["points"], "failed_per_run": {"sequential": seq["failed"], "ray": par["failed"]},
+            "sequential_s": seq["wall_s"], "ray_s": par["wall_s"], "speedup": seq["wall_s"] / par["wall_s"],
+            "ray_started": par["ray_started"], "ray_start_s": par["ray_start_s"], "driver_points": par.get("driver_points", 0),
+            "ray_points": par.get("ray_points", 0), "ray_cpus": cpus, "machine_cpus": os.cpu_count(),
+            "identical_results": same,
+            # load-independent: CPU time of the points alone (the same work in both runs) and of the
+            # whole run (the driver, the points, and in the Ray run every Ray process)
+            "points_cpu_s": {"sequential": seq["points_cpu_s"], "ray": par["points_cpu_s"]},
+            "run_cpu_s": {"sequential": seq["cpu_s"], "ray": par["cpu_s"]},
+            "driver_cpu_s": {"sequential": seq["driver_cpu_s"], "ray": par["driver_cpu_s"]},
+            "ray_processes_cpu_s": par["ray_cpu_s"],
+            # the speed-up if the Ray run's CPU time were spread perfectly over its CPUs, with no idle
+            # time: an upper bound that the load does not move
+            "cpu_bound_speedup": seq["cpu_s"] / (par["cpu_s"] / min(cpus, os.cpu_count())),
+            "loadavg_1min": {"before_sequential": seq["load"][0], "after_sequential": seq["load"][1],
+                             "before_ray": par["load"][0], "after_ray": par["load"][1]}}
+
+
+def _print(command: str, o: dict) -> None:
+    pc, rc, dc, lo = o["points_cpu_s"], o["run_cpu_s"], o["driver_cpu_s"], o["loadavg_1min"]
+    print(f"[cache {o['cache']}] {o['points']} points of `trnsim {command}`: one after another {o['sequential_s']:.1f} s, "
+          f"local Ray ({o['ray_cpus']} CPUs, start and stop included) {o['ray_s']:.1f} s: {o['speedup']:.2f}x; "
+          f"results identical: {o['identical_results']}; failed points per run: "
+          f"{o['failed_per_run']['sequential']} and {o['failed_per_run']['ray']}")
+    if o["ray_started"]:
+        print(f"  Ray took {o['ray_start_s']:.1f} s to start; this process ran {o['driver_points']} points, Ray {o['ray_points']}")
+    else:
+        print(f"  Ray was not started (the sweep was shorter than its start): this process ran all {o['driver_points']} "
+              f"points, {o['ray_cpus']} at once")
+    print(f"  CPU time: the points {pc['sequential']:.1f} s and {pc['ray']:.1f} s; the whole run {rc['sequential']:.1f} s "
+          f"and {rc['ray']:.1f} s (this process {dc['sequential']:.1f} s and {dc['ray']:.1f} s, Ray's processes "
+          f"{o['ray_processes_cpu_s']:.1f} s); speed-up bound by CPU time: {o['cpu_bound_speedup']:.2f}x")
+    print(f"  load average (1 min) on this {os.cpu_count()}-core machine: sequential run {lo['before_sequential']:.1f}"
+          f" -> {lo['after_sequential']:.1f}, Ray run {lo['before_ray']:.1f} -> {lo['after_ray']:.1f}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--command", choices=sorted(SPECS), default="kernel")
+    ap.add_argument("--cache", default="cold,cold-point,warm",
+                    help="cost-cache states to measure, comma-separated (llm; see above)")
     ap.add_argument("--cpus", type=int, default=os.cpu_count())
+    ap.add_argument("--ray-at-once", action="store_true",
+                    help="start the local Ray at once, even for a sweep shorter than its start (TRNSIM_SWEEP_RAY_WORTH_S=0)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    modes = args.cache.split(",") if args.command == "llm" else ["none"]
+    if bad := set(modes) - {"cold", "cold-point", "warm", "none"}:
+        ap.error(f"--cache: unknown state {sorted(bad)[0]} (expected cold, cold-point or warm)")
+    if args.ray_at_once:
+        os.environ["TRNSIM_SWEEP_RAY_WORTH_S"] = "0"
     with tempfile.TemporaryDirectory() as d:
-        spec = json.loads(json.dumps(SPECS[args.command]).replace("{cache}", str(Path(d) / "seq-cache")))
-        spec_ray = json.loads(json.dumps(SPECS[args.command]).replace("{cache}", str(Path(d) / "ray-cache")))
-        seq = _run(spec, Path(d) / "seq.parquet", 0, not args.json)
-        par = _run(spec_ray, Path(d) / "ray.parquet", args.cpus, not args.json)
-        q = "select point_id, coalesce(cast(time_s as varchar), error) v from results order by point_id, v"
-        same = query(Path(d) / "seq.parquet", q)[1] == query(Path(d) / "ray.parquet", q)[1]
-    out = {"points": seq["points"], "failed_per_run": {"sequential": seq["failed"], "ray": par["failed"]},
-           "sequential_s": seq["wall_s"], "ray_s": par["wall_s"], "speedup": seq["wall_s"] / par["wall_s"],
-           "ray_start_s": par["ray_start_s"], "driver_points": par.get("driver_points", 0),
-           "ray_cpus": args.cpus, "machine_cpus": os.cpu_count(), "identical_results": same,
-           # load-independent: CPU time of the points alone (the same work in both runs) and of the
-           # whole run (the driver, the points, and in the Ray run every Ray process)
-           "points_cpu_s": {"sequential": seq["points_cpu_s"], "ray": par["points_cpu_s"]},
-           "run_cpu_s": {"sequential": seq["cpu_s"], "ray": par["cpu_s"]},
-           "driver_cpu_s": {"sequential": seq["driver_cpu_s"], "ray": par["driver_cpu_s"]},
-           "ray_processes_cpu_s": par["ray_cpu_s"],
-           # the speed-up if the Ray run's CPU time were spread perfectly over its CPUs, with no idle
-           # time: an upper bound that the load does not move
-           "cpu_bound_speedup": seq["cpu_s"] / (par["cpu_s"] / min(args.cpus, os.cpu_count())),
-           "loadavg_1min": {"before_sequential": seq["load"][0], "after_sequential": seq["load"][1],
-                            "before_ray": par["load"][0], "after_ray": par["load"][1]}}
+        out = [_compare(args.command, m, Path(d), args.cpus, not args.json) for m in modes]
     if args.json:
         print(json.dumps(out, indent=2))
     else:
-        print(f"{out['points']} points of `trnsim {args.command}`: one after another {seq['wall_s']:.1f} s, "
-              f"local Ray ({args.cpus} CPUs, start and stop included) {par['wall_s']:.1f} s: {out['speedup']:.2f}x; "
-              f"results identical: {same}; failed points per run: {seq['failed']} and {par['failed']}")
-        print(f"Ray took {par['ray_start_s']:.1f} s to start, while this process ran {out['driver_points']} points")
-        print(f"CPU time: the points {seq['points_cpu_s']:.1f} s and {par['points_cpu_s']:.1f} s; the whole run "
-              f"{seq['cpu_s']:.1f} s and {par['cpu_s']:.1f} s (this process {seq['driver_cpu_s']:.1f} s and {par['driver_cpu_s']:.1f} s, Ray's processes {par['ray_cpu_s']:.1f} s); "
-              f"speed-up bound by CPU time: {out['cpu_bound_speedup']:.2f}x")
-        lo = out["loadavg_1min"]
-        print(f"load average (1 min) on this {os.cpu_count()}-core machine: sequential run {lo['before_sequential']:.1f}"
-              f" -> {lo['after_sequential']:.1f}, Ray run {lo['before_ray']:.1f} -> {lo['after_ray']:.1f}")
-    return 0 if same else 1  # failed points (an llm layout that does not fit) are results too, in both runs
+        for o in out:
+            _print(args.command, o)
+    # failed points (an llm layout that does not fit) are results too, in both runs
+    return 0 if all(o["identical_results"] for o in out) else 1
 
 
 if __name__ == "__main__":

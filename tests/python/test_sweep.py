@@ -54,7 +54,8 @@ def test_command_line_and_flattening():
     assert rows == [{"tp": 4, "time_s": 1.0, "result_tp": 8, "breakdown_matmul_s": 0.5}]
 
 
-def test_sweep_on_local_ray_interrupted_resumed_and_queried(tmp_path):
+def test_sweep_on_local_ray_interrupted_resumed_and_queried(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRNSIM_SWEEP_RAY_WORTH_S", "0")  # Ray at once: these points are too quick to start it for
     exe = trnsim_cli()
     spec = {"command": "collective", "system": "trn2.48xlarge", "sizes": "64K,4M", "trnsim": exe,
             "axes": {"op": ["all-reduce", "all-gather"], "algorithm": ["ring", "direct", "no-such-algorithm"]}}
@@ -63,7 +64,7 @@ def test_sweep_on_local_ray_interrupted_resumed_and_queried(tmp_path):
     assert first["ran"] == 2 and first["points"] == 6
     second = run_sweep(spec, out, local=2, progress=False)  # on Ray, skipping what is done
     assert second["skipped"] == 2 and second["ran"] == 4 and second["failed"] == 2
-    assert second["driver_points"] + second["ray_points"] == 4  # this process helps while Ray starts
+    assert second["ray_started"] and second["driver_points"] + second["ray_points"] == 4  # this process helps while Ray starts
     cols, rows = query(out, "select op, algorithm, status, size_bytes, time_s, busbw_gbps, error from results "
                             "order by op, algorithm, size_bytes")
     got = [dict(zip(cols, r)) for r in rows]
@@ -212,7 +213,7 @@ def test_ctrl_c_while_local_ray_starts_stops_the_points_this_process_runs(tmp_pa
     spec = tmp_path / "sweep.yaml"
     spec.write_text(yaml.safe_dump({"command": "run", "trnsim": slow, "axes": {"x": [1, 2, 3, 4]}}))
     out = tmp_path / "r.parquet"
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "TRNSIM_SWEEP_RAY_WORTH_S": "0"}
     p = subprocess.Popen([sys.executable, "-m", "trnsim", "sweep", str(spec), "-o", str(out), "--local", "2"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     time.sleep(1.5)
@@ -223,3 +224,47 @@ def test_ctrl_c_while_local_ray_starts_stops_the_points_this_process_runs(tmp_pa
     assert time.monotonic() - t0 < 30  # not the points' 60 s
     left = subprocess.run(["pgrep", "-f", slow], capture_output=True, text=True).stdout.split()
     assert left == []
+
+
+def test_local_ray_runs_its_points_in_one_worker_as_many_at_once_as_cpus(tmp_path, monkeypatch):
+    """On the lean local Ray one Python worker (the point pool) serves both CPUs: the points Ray
+    ran share one parent process, other than this one, and two of them overlap in time. (The
+    points this process runs while Ray starts wait for Ray's first, so that Ray gets some.)"""
+    import yaml
+    go = tmp_path / "ray-started"
+    body = (f'import os, pathlib\ngo = pathlib.Path({str(go)!r})\n'
+            'if os.getppid() == int(os.environ["DRIVER"]):\n'
+            '    while not go.exists() and time.time() < {t}: time.sleep(0.05)\n'
+            'else:\n    go.touch()\n'
+            't0 = time.time()\ntime.sleep(0.3)\n'
+            'print(json.dumps({{"kind": "run", "time_s": 1.0, "parent": os.getppid(), "t0": t0, "t1": time.time()}}))')
+    import time
+    monkeypatch.setenv("TRNSIM_SWEEP_RAY_WORTH_S", "0")
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(yaml.safe_dump({"command": "run", "env": {"DRIVER": str(os.getpid())}, "axes": {"x": list(range(8))},
+                                    "trnsim": _fake_command(tmp_path, "nap", body.format(t=time.time() + 60))}))
+    s = run_sweep(str(spec), tmp_path / "r.parquet", local=2, progress=False)
+    assert s["ran"] == 8 and s["failed"] == 0 and s["ray_points"] >= 4
+    _, rows = query(tmp_path / "r.parquet", f"select parent, t0, t1 from results where parent <> {os.getpid()} order by t0")
+    assert len(rows) == s["ray_points"] and len({r[0] for r in rows}) == 1
+    assert any(b[1] < a[2] for a, b in zip(rows, rows[1:]))  # two at once
+
+
+def test_a_sweep_shorter_than_rays_start_does_not_start_it(tmp_path, monkeypatch):
+    """Quick points: this process runs them all, two at once, and Ray is never started; points
+    whose CPU time adds up to more than Ray's start make it start (the rest then go to Ray)."""
+    import yaml
+    monkeypatch.setenv("TRNSIM_SWEEP_RAY_WORTH_S", "20")  # 3 s by default; more here, for a loaded machine
+    spec = tmp_path / "sweep.yaml"
+    out = 'print(json.dumps({"kind": "run", "time_s": 1.0}))'
+    spec.write_text(yaml.safe_dump({"command": "run", "trnsim": _fake_command(tmp_path, "quick", out),
+                                    "axes": {"x": list(range(10))}}))
+    s = run_sweep(str(spec), tmp_path / "quick.parquet", local=2, progress=False)
+    assert not s["ray_started"] and s["driver_points"] == 10 and s["ray_points"] == 0 and s["failed"] == 0
+    assert query(tmp_path / "quick.parquet", "select count(*) from results where status = 'ok'")[1] == [(10,)]
+    monkeypatch.setenv("TRNSIM_SWEEP_RAY_WORTH_S", "0.5")  # 12 points of 0.3 CPU-s, 2 at a time: 1.8 s > 0.5 s
+    busy = "t = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    spec.write_text(yaml.safe_dump({"command": "run", "trnsim": _fake_command(tmp_path, "busy", busy + out),
+                                    "axes": {"x": list(range(12))}}))
+    s = run_sweep(str(spec), tmp_path / "slow.parquet", local=2, progress=False)
+    assert s["ray_started"] and s["driver_points"] + s["ray_points"] == 12 and s["failed"] == 0

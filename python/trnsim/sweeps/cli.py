@@ -47,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
             s = run_sweep(args.spec, args.output, address=args.address, local=args.local,
                           progress=not args.json, limit=args.limit)
             here = f" ({s['driver_points']} of them in this process while Ray started)" if s.get("driver_points") else ""
+            if s.get("ray_started") is False and s["ran"]:
+                here = " (all in this process: too short a sweep to start Ray for)"
             msg = (f"sweep: {s['points']} points, {s['skipped']} already done, ran {s['ran']} "
                    f"({s['failed']} failed) in {s['wall_s']:.1f} s{here} -> {s['output']} ({s['rows']} rows)")
             if args.json and args.query is None:

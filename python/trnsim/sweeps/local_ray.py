@@ -102,5 +102,8 @@ def _start_lean_node(cpus: int):
 
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # as ray.init does for a local Ray
     ensure_token_if_auth_enabled(None, create_token_if_missing=True)
-    params = RayParams(num_cpus=cpus, include_dashboard=False, include_log_monitor=False, no_monitor=True)
+    # no Python workers started ahead of demand: the sweep asks for one (its point pool); a worker
+    # per CPU started anyway would cost 0.4 CPU-s each, taken from the points
+    params = RayParams(num_cpus=cpus, include_dashboard=False, include_log_monitor=False, no_monitor=True,
+                       _system_config={"enable_worker_prestart": False, "prestart_worker_first_driver": False})
     return LeanNode(params, head=True, shutdown_at_exit=False, spawn_reaper=True, ray_init_cluster=True)

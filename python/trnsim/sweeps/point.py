@@ -108,6 +108,15 @@ def run_point(exe: str, command: str, args: list[str], options: dict[str, Any], 
     return [{**base, "status": "ok", "error": None, **r} for r in rows_of_result(result, options)]
 
 
+class PointPool:
+    """A Ray actor's body that runs points, several at once (its max_concurrency): on a local Ray
+    one such worker process serves every CPU of the node, where a task per point needs a Python
+    worker per CPU (each 0.4 CPU-s to start: importing Ray)."""
+
+    def run(self, *args) -> list[dict[str, Any]]:
+        return run_point(*args)
+
+
 def _run(argv: list[str], env: Optional[dict[str, str]], timeout_s: Optional[float], live: Optional[set]):
     """(exit code or None when timed out, stdout, stderr, CPU seconds) of a command. Output goes to
     temporary files and the process is reaped with wait4, which alone reports its own CPU time."""
