@@ -199,7 +199,10 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   // its stationary data: every block is loaded once and read by every row tile, instead of once
   // per group of row tiles. Row tiles then go one at a time, double-buffered.
   // A LayerNorm epilogue finishes a row tile across all its blocks: one row tile at a time.
-  if (j.b_per_batch && (row_tiles > b.group || j.ln >= 0) && row_tiles > 1) {
+  // A single full row tile (an encoder at batch 1) holds its whole weight too: nothing reuses
+  // it, but every block can then be loaded under the previous nodes, not two blocks ahead.
+  const bool one_tile = row_tiles == 1 && j.m >= kFewRows;
+  if (j.b_per_batch && (((row_tiles > b.group || j.ln >= 0) && row_tiles > 1) || one_tile)) {
     // Resident blocks are not double-buffered: the block width needs no streaming budget.
     const int64_t bn_res = std::min(std::max<int64_t>(kTileN, std::min<int64_t>(kMaxBlockBytes / eb, bn)), max_cols);
     int64_t blocks = 0, cols = 0;  // over the core's column ranges; a partial block's tiles are its width
@@ -273,7 +276,8 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     for (size_t e = 0; e < j.block_epilogue(); ++e) n_row_operands += row_operand(j.epilogue[e], pe[e]);
     const Budget bud = plan_budget(kb, j, nks, max_cols, rows_here, share_cols, n_row_operands);
     const int64_t bn = bud.block_n;
-    const Queues q = queues(bud.stream_b || j.m < kFewRows);
+    // One row tile: the weight is the node's traffic, as when it streams.
+    const Queues q = queues(bud.stream_b || j.m < kFewRows || (bud.resident_b && rows_here == 1));
     int64_t na_loads = 0, nb_loads = 0, n_stores = 0, n_evac = 0;
     const int st_depth = static_cast<int>(bud.cache && !a_rows ? nks * (bud.group + 1) : 2);
     TileRing st(kb, isa::Space::SBUF, {128, stationary_cols(j)}, j.dtype, st_depth, ctx.n.name + ".stationary");
@@ -498,7 +502,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
               continue;
             }
             shared[e] = kernels::corner(sopr->next(), std::min<int64_t>(128, j.m), cb.size);
-            kb.load(shared[e], ctx.view(j.epilogue[e].second, pe[e], 0, bi, {0, shared[e].partitions()}, cb), {.queue = kQueueOperand});
+            kb.load_broadcast(shared[e], ctx.view(j.epilogue[e].second, pe[e], 0, bi, {0, shared[e].partitions()}, cb), {.queue = kQueueOperand});
             if (bud.resident_b) resident_rows[{e, cb.begin}] = shared[e];
           }
         // Weight-stationary: one load of B[kt, block] per K tile for the whole group, each row
@@ -605,7 +609,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
               if (it == ln_operands.end()) {
                 const int64_t rows = std::min<int64_t>(128, j.m);
                 View o = kernels::corner(lnop->next(), rows, ncol);
-                kb.load(o, ctx.view(j.epilogue[e].second, pe[e], 0, rb, {0, rows}, head.cols), {.queue = kQueueOperand});
+                kb.load_broadcast(o, ctx.view(j.epilogue[e].second, pe[e], 0, rb, {0, rows}, head.cols), {.queue = kQueueOperand});
                 it = ln_operands.emplace(e, o).first;
               }
               opv[e] = it->second;
