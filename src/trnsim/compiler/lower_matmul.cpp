@@ -199,10 +199,9 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   // its stationary data: every block is loaded once and read by every row tile, instead of once
   // per group of row tiles. Row tiles then go one at a time, double-buffered.
   // A LayerNorm epilogue finishes a row tile across all its blocks: one row tile at a time.
-  // A single full row tile (an encoder at batch 1) holds its whole weight too: nothing reuses
-  // it, but every block can then be loaded under the previous nodes, not two blocks ahead.
-  const bool one_tile = row_tiles == 1 && j.m >= kFewRows;
-  if (j.b_per_batch && (((row_tiles > b.group || j.ln >= 0) && row_tiles > 1) || one_tile)) {
+  // Row tiles that all fit one group (an encoder at batch 1) hold the whole weight too: nothing
+  // re-reads it, but every block can then load under the previous nodes, not two blocks ahead.
+  if (j.b_per_batch && (row_tiles > 1 || j.m >= kFewRows)) {
     // Resident blocks are not double-buffered: the block width needs no streaming budget.
     const int64_t bn_res = std::min(std::max<int64_t>(kTileN, std::min<int64_t>(kMaxBlockBytes / eb, bn)), max_cols);
     int64_t blocks = 0, cols = 0;  // over the core's column ranges; a partial block's tiles are its width
@@ -276,8 +275,12 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     for (size_t e = 0; e < j.block_epilogue(); ++e) n_row_operands += row_operand(j.epilogue[e], pe[e]);
     const Budget bud = plan_budget(kb, j, nks, max_cols, rows_here, share_cols, n_row_operands);
     const int64_t bn = bud.block_n;
-    // One row tile: the weight is the node's traffic, as when it streams.
-    const Queues q = queues(bud.stream_b || j.m < kFewRows || (bud.resident_b && rows_here == 1));
+    // A resident weight of at least twice A's bytes is most of the node's traffic, as when it streams.
+    int64_t share_rows = 0, b_cols = 0;
+    for (int64_t pi = first; pi < last; ++pi) share_rows += pieces[static_cast<size_t>(pi)].mt.size;
+    for (int64_t c : share_cols) b_cols += c;
+    const bool weight_bound = bud.resident_b && b_cols * eb >= 2 * share_rows * j.a_bytes;
+    const Queues q = queues(bud.stream_b || j.m < kFewRows || weight_bound);
     int64_t na_loads = 0, nb_loads = 0, n_stores = 0, n_evac = 0;
     const int st_depth = static_cast<int>(bud.cache && !a_rows ? nks * (bud.group + 1) : 2);
     TileRing st(kb, isa::Space::SBUF, {128, stationary_cols(j)}, j.dtype, st_depth, ctx.n.name + ".stationary");
