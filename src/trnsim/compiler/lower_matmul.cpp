@@ -191,7 +191,8 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   // Row-major A: fp32 chunks (and their cast), or four chunks already at the operand width.
   const int64_t raw = j.a_bytes == eb ? 4 * std::min<int64_t>(kRawCols, j.k) * eb
                                       : 2 * std::min<int64_t>(kRawCols, j.k) * (4 + (eb < 4 ? eb : 0));
-  b.cache = 2 * per_row_tile + raw <= for_a;
+  // Two row tiles' A^T (the next one is built ahead), one when there is no next row tile.
+  b.cache = (row_tiles > 1 ? 2 : 1) * per_row_tile + raw <= for_a;
   // With a LayerNorm every row tile of a group also holds its fp32 result row until the last block.
   const int64_t row_cost = per_row_tile + (j.ln >= 0 ? 4 * max_cols : 0);
   b.group = b.cache ? std::clamp<int64_t>((for_a - raw) / row_cost - 1, 1, row_tiles) : 1;
@@ -282,7 +283,8 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     const bool weight_bound = bud.resident_b && b_cols * eb >= 2 * share_rows * j.a_bytes;
     const Queues q = queues(bud.stream_b || j.m < kFewRows || weight_bound);
     int64_t na_loads = 0, nb_loads = 0, n_stores = 0, n_evac = 0;
-    const int st_depth = static_cast<int>(bud.cache && !a_rows ? nks * (bud.group + 1) : 2);
+    const int64_t slots = bud.group + (rows_here > 1 ? 1 : 0);  // row tiles of A^T held: the next one ahead
+    const int st_depth = static_cast<int>(bud.cache && !a_rows ? nks * slots : 2);
     TileRing st(kb, isa::Space::SBUF, {128, stationary_cols(j)}, j.dtype, st_depth, ctx.n.name + ".stationary");
     TileRing araw(kb, isa::Space::SBUF, {128, std::min(kRawCols, j.k)}, ctx.hbm(j.a.tensor).dtype() == j.dtype ? j.dtype : DType::F32,
                   ctx.hbm(j.a.tensor).dtype() == j.dtype ? 4 : 2, ctx.n.name + ".a");
@@ -305,7 +307,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     std::optional<TileRing> stc;
     if (a_rows && bud.cache)
       stc.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, (std::min(kRawCols, j.k) + 127) / 128 * stationary_cols(j)}, j.dtype,
-                  static_cast<int>(chunks * (bud.group + 1)), ctx.n.name + ".stationary_chunk");
+                  static_cast<int>(chunks * slots), ctx.n.name + ".stationary_chunk");
     // Resident B: whole blocks in one ring, each range's partial last block in another of its
     // width, so that SBUF holds B's own columns and no padding.
     int64_t full_blocks = 0, rem_blocks = 0, rem_cols = 0;
@@ -336,7 +338,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     std::optional<TileRing> rowbuf, lnstat, lnmv, lnop;
     const int64_t ln_chunks = (max_cols + kTileN - 1) / kTileN;
     if (j.ln >= 0) {
-      rowbuf.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, max_cols}, DType::F32, static_cast<int>(bud.group + 1), ctx.n.name + ".row");
+      rowbuf.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, max_cols}, DType::F32, static_cast<int>(slots), ctx.n.name + ".row");
       lnstat.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 3 * ln_chunks}, DType::F32, 2, ctx.n.name + ".bn_stats");
       lnmv.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 4}, DType::F32, 2, ctx.n.name + ".mean_var");
       lnop.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, max_cols}, DType::F32,
