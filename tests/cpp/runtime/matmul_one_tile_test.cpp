@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <variant>
 
 #include "../compiler/onnx_model.h"
@@ -89,6 +90,57 @@ TEST(MatmulOneTile, WholeWeightIsResidentSoNoWeightLoadWaitsInTheKernel) {
   EXPECT_GT(weight_loads, 0);
   EXPECT_EQ(weight_bytes, int64_t(K) * N * 2);
   EXPECT_EQ(waiting, 0);
+}
+
+// RoBERTa-large's FFN-out at batch 1 (128 x 4096 x 1024, bf16, bias + residual + LayerNorm):
+// with one row tile there is no next A^T to build ahead, so the one A^T fits the budget and A
+// is read from HBM once; holding room for two made it re-load A for every column block.
+// Closed form of the HBM bytes: A, weight, residual, output once, three [N] rows once.
+TEST(MatmulOneTile, DeepKReadsAOnceAtOneRowTile) {
+  const int M = 128, K = 4096, N = 1024;
+  OnnxModel m;
+  m.input("a", {M, K}).input("res", {M, N});
+  m.floats("w", {K, N}, values(K * N, 41)).floats("bias", {N}, values(N, 42));
+  m.floats("g", {N}, values(N, 43)).floats("beta", {N}, values(N, 44));
+  m.node("MatMul", {"a", "w"}, {"mm"});
+  m.node("Add", {"mm", "bias"}, {"h"});
+  m.node("Add", {"h", "res"}, {"r"});
+  m.node("LayerNormalization", {"r", "g", "beta"}, {"y"});
+  m.output("y");
+  compiler::CompileOptions o;
+  o.cores = 1;
+  o.policy = compiler::DTypePolicy::BF16;
+  const hw::ChipSpec chip = hw::load_chip("trn1");
+  auto cm = compiler::compile(compiler::import_onnx_bytes(m.bytes()), chip, o);
+  auto a = values(M * K, 45), res = values(M * N, 46), w = values(K * N, 41), bias = values(N, 42), g = values(N, 43), beta = values(N, 44);
+  const auto out = LoadedModel(cm, chip).run({{"a", a}, {"res", res}}, core::Mode::Functional);
+  const double bytes = 4.0 * M * K + 2.0 * K * N + 4.0 * 2 * M * N + 4.0 * 3 * N;
+  EXPECT_DOUBLE_EQ(out.report.hbm_bytes, bytes);
+  // Values: the loop with the matmul operands rounded to bf16 (the policy), fp32-exact otherwise.
+  auto bf16 = [](float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, 4);
+    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    std::memcpy(&x, &u, 4);
+    return double(x);
+  };
+  std::vector<double> wr(w.size()), row(N);
+  for (size_t i = 0; i < w.size(); ++i) wr[i] = bf16(w[i]);
+  const auto& got = out.outputs.at("y");
+  for (int r = 0; r < M; r += 17) {  // every 17th row: the loop stays fast
+    double mean = 0, var = 0;
+    for (int c = 0; c < N; ++c) {
+      double s = 0;
+      for (int k = 0; k < K; ++k) s += bf16(a[size_t(r) * K + k]) * wr[size_t(k) * N + c];
+      row[c] = s + bias[c] + res[size_t(r) * N + c];
+      mean += row[c] / N;
+    }
+    for (int c = 0; c < N; ++c) var += (row[c] - mean) * (row[c] - mean) / N;
+    for (int c = 0; c < N; ++c) {
+      const double want = (row[c] - mean) / std::sqrt(var + 1e-5) * g[c] + beta[c];
+      ASSERT_NEAR(got[size_t(r) * N + c], want, 1e-3 + 1e-3 * std::fabs(want)) << "row " << r << " col " << c;
+    }
+  }
 }
 
 }  // namespace
