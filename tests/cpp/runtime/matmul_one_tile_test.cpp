@@ -3,19 +3,14 @@
 // block can load ahead. References: a plain C++ loop for the values, closed forms for the bytes.
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <cstring>
 #include <variant>
 
-#include "../compiler/onnx_model.h"
-#include "trnsim/compiler/compile.h"
-#include "trnsim/compiler/onnx_import.h"
-#include "trnsim/hw/spec_loader.h"
-#include "trnsim/runtime/loaded_model.h"
+#include "one_node_model.h"
 
 namespace trnsim::runtime {
 namespace {
 
+using testing::LinearLn;
 using testing::OnnxModel;
 using testing::values;
 
@@ -23,37 +18,16 @@ using testing::values;
 // HBM bytes in closed form: A, the weight and the output once each, and each of the three
 // [N] rows once (read per partition they were 128 x N x 4 bytes each).
 TEST(MatmulOneTile, BroadcastRowsAreReadOnceAndValuesMatchALoop) {
-  const int M = 128, K = 256, N = 1024;
-  OnnxModel m;
-  m.input("a", {M, K});
-  m.floats("w", {K, N}, values(K * N, 21)).floats("bias", {N}, values(N, 22));
-  m.floats("g", {N}, values(N, 23)).floats("beta", {N}, values(N, 24));
-  m.node("MatMul", {"a", "w"}, {"mm"});
-  m.node("Add", {"mm", "bias"}, {"h"});
-  m.node("LayerNormalization", {"h", "g", "beta"}, {"y"});
-  m.output("y");
-  auto a = values(M * K, 25), w = values(K * N, 21), bias = values(N, 22), g = values(N, 23), beta = values(N, 24);
-  std::vector<double> want(size_t(M) * N), row(N);
-  for (int r = 0; r < M; ++r) {
-    double mean = 0, var = 0;
-    for (int c = 0; c < N; ++c) {
-      double s = 0;
-      for (int k = 0; k < K; ++k) s += double(a[size_t(r) * K + k]) * w[size_t(k) * N + c];
-      row[c] = s + bias[c];
-      mean += row[c] / N;
-    }
-    for (int c = 0; c < N; ++c) var += (row[c] - mean) * (row[c] - mean) / N;
-    for (int c = 0; c < N; ++c) want[size_t(r) * N + c] = (row[c] - mean) / std::sqrt(var + 1e-5) * g[c] + beta[c];
-  }
-  const hw::ChipSpec chip = hw::load_chip("trn1");
-  compiler::CompileOptions o;
-  o.cores = 1;
-  auto cm = compiler::compile(compiler::import_onnx_bytes(m.bytes()), chip, o);
-  const auto out = LoadedModel(cm, chip).run({{"a", a}}, core::Mode::Functional);
+  const LinearLn lin{128, 256, 1024, false, 21};
+  const auto a = values(size_t(lin.m) * lin.k, 25);
+  const auto out = testing::run_one_core(lin.model(), hw::load_chip("trn1"), {{"a", a}});
   const auto& got = out.outputs.at("y");
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4 + 1e-4 * std::fabs(want[i])) << "element " << i;
-  const double bytes = 4.0 * (double(M) * K + double(K) * N + double(M) * N + 3.0 * N);
+  ASSERT_EQ(got.size(), size_t(lin.m) * lin.n);
+  for (int r = 0; r < lin.m; ++r) {
+    const auto want = lin.want(r, a, {}, testing::exact);
+    for (int c = 0; c < lin.n; ++c) ASSERT_NEAR(got[size_t(r) * lin.n + c], want[c], 1e-4 + 1e-4 * std::fabs(want[c])) << r << "," << c;
+  }
+  const double bytes = 4.0 * (double(lin.m) * lin.k + double(lin.k) * lin.n + double(lin.m) * lin.n + 3.0 * lin.n);
   EXPECT_DOUBLE_EQ(out.report.hbm_bytes, bytes);
 }
 
@@ -97,49 +71,16 @@ TEST(MatmulOneTile, WholeWeightIsResidentSoNoWeightLoadWaitsInTheKernel) {
 // is read from HBM once; holding room for two made it re-load A for every column block.
 // Closed form of the HBM bytes: A, weight, residual, output once, three [N] rows once.
 TEST(MatmulOneTile, DeepKReadsAOnceAtOneRowTile) {
-  const int M = 128, K = 4096, N = 1024;
-  OnnxModel m;
-  m.input("a", {M, K}).input("res", {M, N});
-  m.floats("w", {K, N}, values(K * N, 41)).floats("bias", {N}, values(N, 42));
-  m.floats("g", {N}, values(N, 43)).floats("beta", {N}, values(N, 44));
-  m.node("MatMul", {"a", "w"}, {"mm"});
-  m.node("Add", {"mm", "bias"}, {"h"});
-  m.node("Add", {"h", "res"}, {"r"});
-  m.node("LayerNormalization", {"r", "g", "beta"}, {"y"});
-  m.output("y");
-  compiler::CompileOptions o;
-  o.cores = 1;
-  o.policy = compiler::DTypePolicy::BF16;
-  const hw::ChipSpec chip = hw::load_chip("trn1");
-  auto cm = compiler::compile(compiler::import_onnx_bytes(m.bytes()), chip, o);
-  auto a = values(M * K, 45), res = values(M * N, 46), w = values(K * N, 41), bias = values(N, 42), g = values(N, 43), beta = values(N, 44);
-  const auto out = LoadedModel(cm, chip).run({{"a", a}, {"res", res}}, core::Mode::Functional);
-  const double bytes = 4.0 * M * K + 2.0 * K * N + 4.0 * 2 * M * N + 4.0 * 3 * N;
+  const LinearLn lin{128, 4096, 1024, true, 41};
+  const auto a = values(size_t(lin.m) * lin.k, 45), res = values(size_t(lin.m) * lin.n, 46);
+  const auto out = testing::run_one_core(lin.model(), hw::load_chip("trn1"), {{"a", a}, {"res", res}}, compiler::DTypePolicy::BF16);
+  const double bytes = 4.0 * lin.m * lin.k + 2.0 * lin.k * lin.n + 4.0 * 2 * lin.m * lin.n + 4.0 * 3 * lin.n;
   EXPECT_DOUBLE_EQ(out.report.hbm_bytes, bytes);
-  // Values: the loop with the matmul operands rounded to bf16 (the policy), fp32-exact otherwise.
-  auto bf16 = [](float x) {
-    uint32_t u;
-    std::memcpy(&u, &x, 4);
-    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    std::memcpy(&x, &u, 4);
-    return double(x);
-  };
-  std::vector<double> wr(w.size()), row(N);
-  for (size_t i = 0; i < w.size(); ++i) wr[i] = bf16(w[i]);
+  // Values: the loop with the matmul operands rounded to bf16 (the policy), every 17th row.
   const auto& got = out.outputs.at("y");
-  for (int r = 0; r < M; r += 17) {  // every 17th row: the loop stays fast
-    double mean = 0, var = 0;
-    for (int c = 0; c < N; ++c) {
-      double s = 0;
-      for (int k = 0; k < K; ++k) s += bf16(a[size_t(r) * K + k]) * wr[size_t(k) * N + c];
-      row[c] = s + bias[c] + res[size_t(r) * N + c];
-      mean += row[c] / N;
-    }
-    for (int c = 0; c < N; ++c) var += (row[c] - mean) * (row[c] - mean) / N;
-    for (int c = 0; c < N; ++c) {
-      const double want = (row[c] - mean) / std::sqrt(var + 1e-5) * g[c] + beta[c];
-      ASSERT_NEAR(got[size_t(r) * N + c], want, 1e-3 + 1e-3 * std::fabs(want)) << "row " << r << " col " << c;
-    }
+  for (int r = 0; r < lin.m; r += 17) {
+    const auto want = lin.want(r, a, res, testing::bf16);
+    for (int c = 0; c < lin.n; ++c) ASSERT_NEAR(got[size_t(r) * lin.n + c], want[c], 1e-3 + 1e-3 * std::fabs(want[c])) << r << "," << c;
   }
 }
 

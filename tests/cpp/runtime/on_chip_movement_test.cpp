@@ -3,14 +3,9 @@
 // axes goes through TensorE. References: plain C++ loops for values, closed forms for bytes.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <variant>
 
-#include "../compiler/onnx_model.h"
-#include "trnsim/compiler/compile.h"
-#include "trnsim/compiler/onnx_import.h"
-#include "trnsim/hw/spec_loader.h"
-#include "trnsim/runtime/loaded_model.h"
+#include "one_node_model.h"
 
 namespace trnsim::runtime {
 namespace {
@@ -28,11 +23,7 @@ TEST(OnChipMovement, LayerNormParametersAreReadOnce) {
   m.node("LayerNormalization", {"x", "g", "b"}, {"y"});
   m.output("y");
   auto x = values(R * C, 53), g = values(C, 51), b = values(C, 52);
-  const hw::ChipSpec chip = hw::load_chip("inf2");
-  compiler::CompileOptions o;
-  o.cores = 1;
-  auto cm = compiler::compile(compiler::import_onnx_bytes(m.bytes()), chip, o);
-  const auto out = LoadedModel(cm, chip).run({{"x", x}}, core::Mode::Functional);
+  const auto out = testing::run_one_core(m, hw::load_chip("inf2"), {{"x", x}});
   const auto& got = out.outputs.at("y");
   for (int r = 0; r < R; ++r) {
     double mean = 0, var = 0;
