@@ -200,9 +200,11 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   // its stationary data: every block is loaded once and read by every row tile, instead of once
   // per group of row tiles. Row tiles then go one at a time, double-buffered.
   // A LayerNorm epilogue finishes a row tile across all its blocks: one row tile at a time.
-  // Row tiles that all fit one group (an encoder at batch 1) hold the whole weight too: nothing
-  // re-reads it, but every block can then load under the previous nodes, not two blocks ahead.
-  if (j.b_per_batch && (row_tiles > 1 || j.m >= kFewRows)) {
+  // A single full row tile (an encoder at batch 1) holds its whole weight too: nothing re-reads
+  // it, but every block can then load under the previous nodes, not two blocks ahead. (Several
+  // row tiles in one group keep the group: it shares each block's loads among them.)
+  const bool one_tile = row_tiles == 1 && j.m >= kFewRows;
+  if (j.b_per_batch && (((row_tiles > b.group || j.ln >= 0) && row_tiles > 1) || one_tile)) {
     // Resident blocks are not double-buffered: the block width needs no streaming budget.
     const int64_t bn_res = std::min(std::max<int64_t>(kTileN, std::min<int64_t>(kMaxBlockBytes / eb, bn)), max_cols);
     int64_t blocks = 0, cols = 0;  // over the core's column ranges; a partial block's tiles are its width
