@@ -200,11 +200,15 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   // its stationary data: every block is loaded once and read by every row tile, instead of once
   // per group of row tiles. Row tiles then go one at a time, double-buffered.
   // A LayerNorm epilogue finishes a row tile across all its blocks: one row tile at a time.
-  // A single full row tile (an encoder at batch 1) holds its whole weight too: nothing re-reads
-  // it, but every block can then load under the previous nodes, not two blocks ahead. (Several
-  // row tiles in one group keep the group: it shares each block's loads among them.)
-  const bool one_tile = row_tiles == 1 && j.m >= kFewRows;
-  if (j.b_per_batch && (((row_tiles > b.group || j.ln >= 0) && row_tiles > 1) || one_tile)) {
+  // Row tiles that all fit one group (an encoder at batch 1) hold the whole weight too when it
+  // is most of the node's traffic (at least twice A's bytes): nothing re-reads it, but every
+  // block can then load under the previous nodes, not two blocks ahead. (Otherwise the group
+  // keeps sharing each block among its row tiles while A streams.)
+  int64_t share_n = 0;
+  for (int64_t c : share_cols) share_n += c;
+  const bool weight_bound = share_n * eb >= 2 * std::min(row_tiles * 128, j.m) * j.a_bytes;
+  const bool one_group = row_tiles <= b.group && (row_tiles > 1 || j.m >= kFewRows) && weight_bound;
+  if (j.b_per_batch && (((row_tiles > b.group || j.ln >= 0) && row_tiles > 1) || one_group)) {
     // Resident blocks are not double-buffered: the block width needs no streaming budget.
     const int64_t bn_res = std::min(std::max<int64_t>(kTileN, std::min<int64_t>(kMaxBlockBytes / eb, bn)), max_cols);
     int64_t blocks = 0, cols = 0;  // over the core's column ranges; a partial block's tiles are its width
