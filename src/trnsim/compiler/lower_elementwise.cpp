@@ -12,6 +12,7 @@
 #include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/op_params.h"
 #include "trnsim/compiler/shape_util.h"
+#include "trnsim/kernels/transpose.h"
 #include "trnsim/numerics/convert.h"
 
 namespace trnsim::compiler {
@@ -323,6 +324,28 @@ void lower_elementwise(LowerCtx& ctx) {
   });
 }
 
+namespace {
+// A transpose of the last two axes of a large tensor (ViT's patch embedding to tokens, 768 x
+// 196 per image) goes through SBUF and TensorE per matrix (kernels::transpose_tensor): a
+// transposing DMA moves one element per descriptor at a few percent of DMA peak. Above the
+// library's own threshold (64K elements a matrix), as its "auto" method chooses.
+bool transpose_on_tensor_engine(LowerCtx& ctx, const std::vector<int64_t>& perm, const Shape& xs) {
+  const size_t r = xs.size();
+  if (r < 2 || perm[r - 2] != static_cast<int64_t>(r - 1) || perm[r - 1] != static_cast<int64_t>(r - 2)) return false;
+  for (size_t a = 0; a + 2 < r; ++a)
+    if (perm[a] != static_cast<int64_t>(a)) return false;
+  const int64_t rows = xs[r - 2], cols = xs[r - 1];
+  if (rows * cols <= 65536 || ctx.g.tensor(ctx.n.inputs[0]).type != ElemType::Float || ctx.tensors.count(ctx.n.inputs[0])) return false;
+  const int64_t mats = numel(xs) / (rows * cols);
+  const auto& in = ctx.hbm_shaped(ctx.n.inputs[0], {mats * rows, cols});
+  const auto& out = ctx.hbm_shaped(ctx.n.outputs[0], {mats * cols, rows});
+  for (int64_t m = 0; m < mats; ++m)
+    kernels::transpose_tensor(ctx.kb, kernels::Tensor(in.slice({{m * rows, (m + 1) * rows}}), in.id(), in.name()),
+                              kernels::Tensor(out.slice({{m * cols, (m + 1) * cols}}), out.id(), out.name()));
+  return true;
+}
+}  // namespace
+
 void lower_movement(LowerCtx& ctx) {
   const Node& n = ctx.n;
   const Graph& g = ctx.g;
@@ -335,6 +358,7 @@ void lower_movement(LowerCtx& ctx) {
   switch (n.op) {
     case OpKind::Transpose: {
       auto perm = transpose_perm(n, static_cast<int64_t>(xs.size()));
+      if (transpose_on_tensor_engine(ctx, perm, xs)) return;
       SView in{x, 0, os, {}};
       for (auto a : perm) in.strides.push_back(xst[a]);
       copy_kernel(ctx, out, in);

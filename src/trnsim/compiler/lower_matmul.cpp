@@ -191,7 +191,8 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   // Row-major A: fp32 chunks (and their cast), or four chunks already at the operand width.
   const int64_t raw = j.a_bytes == eb ? 4 * std::min<int64_t>(kRawCols, j.k) * eb
                                       : 2 * std::min<int64_t>(kRawCols, j.k) * (4 + (eb < 4 ? eb : 0));
-  b.cache = 2 * per_row_tile + raw <= for_a;
+  // Two row tiles' A^T (the next one is built ahead), one when there is no next row tile.
+  b.cache = (row_tiles > 1 ? 2 : 1) * per_row_tile + raw <= for_a;
   // With a LayerNorm every row tile of a group also holds its fp32 result row until the last block.
   const int64_t row_cost = per_row_tile + (j.ln >= 0 ? 4 * max_cols : 0);
   b.group = b.cache ? std::clamp<int64_t>((for_a - raw) / row_cost - 1, 1, row_tiles) : 1;
@@ -199,7 +200,15 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   // its stationary data: every block is loaded once and read by every row tile, instead of once
   // per group of row tiles. Row tiles then go one at a time, double-buffered.
   // A LayerNorm epilogue finishes a row tile across all its blocks: one row tile at a time.
-  if (j.b_per_batch && (row_tiles > b.group || j.ln >= 0) && row_tiles > 1) {
+  // Row tiles that all fit one group (an encoder at batch 1) hold the whole weight too when it
+  // is most of the node's traffic (at least twice A's bytes): nothing re-reads it, but every
+  // block can then load under the previous nodes, not two blocks ahead. (Otherwise the group
+  // keeps sharing each block among its row tiles while A streams.)
+  int64_t share_n = 0;
+  for (int64_t c : share_cols) share_n += c;
+  const bool weight_bound = share_n * eb >= 2 * std::min(row_tiles * 128, j.m) * j.a_bytes;
+  const bool one_group = row_tiles <= b.group && (row_tiles > 1 || j.m >= kFewRows) && weight_bound;
+  if (j.b_per_batch && (((row_tiles > b.group || j.ln >= 0) && row_tiles > 1) || one_group)) {
     // Resident blocks are not double-buffered: the block width needs no streaming budget.
     const int64_t bn_res = std::min(std::max<int64_t>(kTileN, std::min<int64_t>(kMaxBlockBytes / eb, bn)), max_cols);
     int64_t blocks = 0, cols = 0;  // over the core's column ranges; a partial block's tiles are its width
@@ -273,9 +282,15 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     for (size_t e = 0; e < j.block_epilogue(); ++e) n_row_operands += row_operand(j.epilogue[e], pe[e]);
     const Budget bud = plan_budget(kb, j, nks, max_cols, rows_here, share_cols, n_row_operands);
     const int64_t bn = bud.block_n;
-    const Queues q = queues(bud.stream_b || j.m < kFewRows);
+    // A resident weight of at least twice A's bytes is most of the node's traffic, as when it streams.
+    int64_t share_rows = 0, b_cols = 0;
+    for (int64_t pi = first; pi < last; ++pi) share_rows += pieces[static_cast<size_t>(pi)].mt.size;
+    for (int64_t c : share_cols) b_cols += c;
+    const bool weight_bound = bud.resident_b && b_cols * eb >= 2 * share_rows * j.a_bytes;
+    const Queues q = queues(bud.stream_b || j.m < kFewRows || weight_bound);
     int64_t na_loads = 0, nb_loads = 0, n_stores = 0, n_evac = 0;
-    const int st_depth = static_cast<int>(bud.cache && !a_rows ? nks * (bud.group + 1) : 2);
+    const int64_t slots = bud.group + (rows_here > 1 ? 1 : 0);  // row tiles of A^T held: the next one ahead
+    const int st_depth = static_cast<int>(bud.cache && !a_rows ? nks * slots : 2);
     TileRing st(kb, isa::Space::SBUF, {128, stationary_cols(j)}, j.dtype, st_depth, ctx.n.name + ".stationary");
     TileRing araw(kb, isa::Space::SBUF, {128, std::min(kRawCols, j.k)}, ctx.hbm(j.a.tensor).dtype() == j.dtype ? j.dtype : DType::F32,
                   ctx.hbm(j.a.tensor).dtype() == j.dtype ? 4 : 2, ctx.n.name + ".a");
@@ -298,7 +313,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     std::optional<TileRing> stc;
     if (a_rows && bud.cache)
       stc.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, (std::min(kRawCols, j.k) + 127) / 128 * stationary_cols(j)}, j.dtype,
-                  static_cast<int>(chunks * (bud.group + 1)), ctx.n.name + ".stationary_chunk");
+                  static_cast<int>(chunks * slots), ctx.n.name + ".stationary_chunk");
     // Resident B: whole blocks in one ring, each range's partial last block in another of its
     // width, so that SBUF holds B's own columns and no padding.
     int64_t full_blocks = 0, rem_blocks = 0, rem_cols = 0;
@@ -329,7 +344,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     std::optional<TileRing> rowbuf, lnstat, lnmv, lnop;
     const int64_t ln_chunks = (max_cols + kTileN - 1) / kTileN;
     if (j.ln >= 0) {
-      rowbuf.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, max_cols}, DType::F32, static_cast<int>(bud.group + 1), ctx.n.name + ".row");
+      rowbuf.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, max_cols}, DType::F32, static_cast<int>(slots), ctx.n.name + ".row");
       lnstat.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 3 * ln_chunks}, DType::F32, 2, ctx.n.name + ".bn_stats");
       lnmv.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 4}, DType::F32, 2, ctx.n.name + ".mean_var");
       lnop.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, max_cols}, DType::F32,
@@ -498,7 +513,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
               continue;
             }
             shared[e] = kernels::corner(sopr->next(), std::min<int64_t>(128, j.m), cb.size);
-            kb.load(shared[e], ctx.view(j.epilogue[e].second, pe[e], 0, bi, {0, shared[e].partitions()}, cb), {.queue = kQueueOperand});
+            kb.load_broadcast(shared[e], ctx.view(j.epilogue[e].second, pe[e], 0, bi, {0, shared[e].partitions()}, cb), {.queue = kQueueOperand});
             if (bud.resident_b) resident_rows[{e, cb.begin}] = shared[e];
           }
         // Weight-stationary: one load of B[kt, block] per K tile for the whole group, each row
@@ -605,7 +620,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
               if (it == ln_operands.end()) {
                 const int64_t rows = std::min<int64_t>(128, j.m);
                 View o = kernels::corner(lnop->next(), rows, ncol);
-                kb.load(o, ctx.view(j.epilogue[e].second, pe[e], 0, rb, {0, rows}, head.cols), {.queue = kQueueOperand});
+                kb.load_broadcast(o, ctx.view(j.epilogue[e].second, pe[e], 0, rb, {0, rows}, head.cols), {.queue = kQueueOperand});
                 it = ln_operands.emplace(e, o).first;
               }
               opv[e] = it->second;

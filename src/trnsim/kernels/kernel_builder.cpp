@@ -540,6 +540,22 @@ void KernelBuilder::load(const View& dst, const View& src, const Opts& o) {
   dma(dst, src, o);
 }
 
+void KernelBuilder::load_broadcast(const View& dst, const View& src, const Opts& o) {
+  if (src.ap().space != isa::Space::HBM || src.ap().partition_stride != 0 || dst.partitions() < 2 || dst.ap().space != isa::Space::SBUF)
+    return load(dst, src, o);
+  auto first = [](const View& v) {
+    isa::AccessPattern ap = v.ap();
+    ap.partitions = 1;
+    std::vector<int64_t> shape = v.shape();
+    shape[0] = 1;
+    return View(ap, shape, v.buffer());
+  };
+  const View row = first(dst);
+  load(row, first(src), o);
+  // GpSimd addresses partition ranges from 0 (or aligned starts): the whole tile, row 0 included.
+  partition_broadcast(dst, row);
+}
+
 void KernelBuilder::store(const View& dst, const View& src, const Opts& o) {
   if (dst.ap().space != isa::Space::HBM || src.ap().space == isa::Space::HBM)
     throw ShapeError(who(o, "store") + ": copies SBUF/PSUM -> HBM (use dma() for other pairs)");

@@ -152,6 +152,10 @@ class KernelBuilder {
   void load(const View& dst, const View& src, const Opts& o = {});   // HBM -> SBUF
   void store(const View& dst, const View& src, const Opts& o = {});  // SBUF/PSUM -> HBM
   void dma(const View& dst, const View& src, const Opts& o = {});    // any legal pair
+  // HBM -> SBUF of a row repeated on every partition (src's partition stride 0: a bias, a
+  // LayerNorm scale): the row is read once into dst's first partition and GpSimd copies it to
+  // the others, instead of a DMA that reads the same HBM bytes once per partition.
+  void load_broadcast(const View& dst, const View& src, const Opts& o = {});
   // Indirect DMA, an embedding lookup: dst partition p <- row index[p] of `table` (its first
   // axis is the row; a row is the rest, dst's free size). index: [P, 1] in SBUF, integral
   // values; one out of range stops a functional run with an error naming it.

@@ -46,7 +46,8 @@ inline KernelParam chunk_param() {
 namespace trnsim::kernels {
 
 // A per-column parameter vector (layernorm gamma/beta, rmsnorm gamma) broadcast to every
-// partition. When the row fits in one chunk it is loaded once and stays resident; otherwise
+// partition: read from HBM once and copied across partitions on chip (load_broadcast). When
+// the row fits in one chunk it is loaded once and stays resident; otherwise
 // each chunk's slice is loaded (into a rotating tile) where it is needed.
 class ColumnParam {
  public:
@@ -55,7 +56,7 @@ class ColumnParam {
         resident_(resident) {
     if (resident_) {
       const Tile& t = ring_.next();
-      kb_.load(t.slice({{0, 128}, {0, width}}), broadcast_rows(v_, 0, width, 128));
+      kb_.load_broadcast(t.slice({{0, 128}, {0, width}}), broadcast_rows(v_, 0, width, 128));
       tile_ = t;
     }
   }
@@ -63,7 +64,7 @@ class ColumnParam {
   View chunk(const Span& c, int64_t p) {
     if (resident_) return tile_.slice({{0, p}, {c.begin, c.end()}});
     View t = corner(ring_.next(), p, c.size);
-    kb_.load(t, broadcast_rows(v_, c.begin, c.size, p));
+    kb_.load_broadcast(t, broadcast_rows(v_, c.begin, c.size, p));
     return t;
   }
  private:
