@@ -25,12 +25,18 @@ MINILM_CASES = [
     dict(quantize="mxfp4", chip="trn3"), dict(quantize="mxfp8", chip="trn3", activations="mxfp8"),
     dict(quantize="mxfp4", chip="trn3", activations="mxfp4"), dict(quantize="mxfp4", chip="trn3", activations="mxfp8"),
     dict(sparsity="4:16", dtype="bf16"),
+    # Trainium3 with bf16 activations: bf16 weights, weight-only MX (dequantised once per load),
+    # weight+activation MX (TensorE's MX rate)
+    dict(quantize="bf16", chip="trn3", dtype="bf16"), dict(quantize="mxfp8", chip="trn3", dtype="bf16"),
+    dict(quantize="mxfp4", chip="trn3", dtype="bf16"), dict(quantize="mxfp8", chip="trn3", dtype="bf16", activations="mxfp8"),
+    dict(quantize="mxfp4", chip="trn2", dtype="bf16"),  # no MX on Trainium2: dequantised at conversion (a warning)
 ]
 # Conv weights (implicit GEMM): int8/fp8 per output channel, MX along the contraction.
 CNN_CASES = [dict(quantize="int8", chip="trn2"), dict(quantize="fp8", chip="trn2"), dict(quantize="mxfp8", chip="trn3"),
              dict(quantize="mxfp4", chip="trn3")]
 # One large MatMul on Trainium3: the MX matmul's rate end to end (bf16 policy for the A rows).
 MX_MATMUL_CASES = [dict(quantize="bf16", dtype="bf16", chip="trn3"), dict(quantize="mxfp8", dtype="bf16", chip="trn3"),
+                   dict(quantize="mxfp4", dtype="bf16", chip="trn3"),
                    dict(quantize="mxfp8", activations="mxfp8", dtype="bf16", chip="trn3"),
                    dict(quantize="mxfp4", activations="mxfp4", dtype="bf16", chip="trn3")]
 

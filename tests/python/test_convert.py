@@ -350,3 +350,23 @@ def test_cli_convert_then_run(matmul_model, tmp_path):
 
 # MiniLM's int8 target (issue 11): tests/python/test_models.py::test_minilm_int8_weight_only_target, beside
 # the other MiniLM tests, so the model is exported once.
+
+
+def test_chained_mx_matmuls_keep_their_own_scales(tmp_path):
+    """Two MX matmuls with equal weight shapes, one after the other: the program linker lets the
+    second kernel's weight loads run ahead, and must order them after the first kernel's
+    matmul.mx reads of its scale tiles (it once missed them: the first used the second's scales)."""
+    rng = np.random.default_rng(13)
+    w1, w2 = (rng.standard_normal((2, 256, 256)) / 16).astype(np.float32)
+    x = rng.standard_normal((128, 256)).astype(np.float32)
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "W1"], ["h"]), helper.make_node("MatMul", ["h", "W2"], ["y"])], "mm2",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [128, 256])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [128, 256])],
+                          [numpy_helper.from_array(w1, "W1"), numpy_helper.from_array(w2, "W2")])
+    path = str(tmp_path / "mm2.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    out = str(tmp_path / "mm2.tpg")
+    trnsim.convert(path, out, quantize="mxfp8", activations="mxfp8", chip="trn3", calibrate={"x": x})
+    q = lambda a: _mx(a, "mxfp8", axis=-1)  # noqa: E731
+    want = q(q(x) @ _mx(w1, "mxfp8", axis=0)) @ _mx(w2, "mxfp8", axis=0)
+    np.testing.assert_allclose(_run_tpg(out, {"x": x})["y"], want, rtol=0, atol=1e-5 * np.abs(want).max())
