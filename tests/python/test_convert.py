@@ -157,16 +157,18 @@ def _matmul_onnx(path, w, m, relu=True):
     return path
 
 
-@pytest.mark.parametrize("kind, kb, dtype", [("mxfp8", 256, "bf16"), ("mxfp4", 160, "bf16"), ("mxfp8", 160, "fp32")])
-def test_mx_weight_only_dequantised_on_load_matches_numpy(tmp_path, kind, kb, dtype):
+@pytest.mark.parametrize("kind, kb, dtype, m, n", [("mxfp8", 256, "bf16", 200, 640), ("mxfp4", 160, "bf16", 200, 640),
+                                                  ("mxfp8", 160, "fp32", 200, 640), ("mxfp4", 2304, "bf16", 8, 4096)])
+def test_mx_weight_only_dequantised_on_load_matches_numpy(tmp_path, kind, kb, dtype, m, n):
     """Weight-only MX (activations stay in the policy's dtype): the weight block's codes and
     partition-broadcast scales multiplied on VectorE into bf16/fp32 in SBUF, then a plain matmul.
-    K = 256: the block in one DMA; K = 160: a K tile of 128 and one of 32 (one scale row). 200 rows
-    (a partial row tile), 640 columns (column blocks), a Relu epilogue."""
+    K = 256: the block in one DMA; K = 160: a K tile of 128 and one of 32 (one scale row);
+    K = 2304 at 512 columns a block: two chunks of K tiles (16 + 2). 200 rows (a partial row
+    tile), 640 columns (column blocks), a Relu epilogue."""
     rng = np.random.default_rng(11)
-    W = rng.standard_normal((kb, 640)).astype(np.float32) / 16
-    x = rng.standard_normal((200, kb)).astype(np.float32)
-    path = _matmul_onnx(str(tmp_path / "w.onnx"), W, 200)
+    W = rng.standard_normal((kb, n)).astype(np.float32) / 16
+    x = rng.standard_normal((m, kb)).astype(np.float32)
+    path = _matmul_onnx(str(tmp_path / "w.onnx"), W, m)
     out = str(tmp_path / "w.tpg")
     r = trnsim.convert(path, out, quantize=kind, chip="trn3", dtype=dtype, calibrate={"x": x})
     assert r["changes"]["mx_weight_only_matmuls"] == 1 and r["changes"]["mx_matmuls"] == 0

@@ -82,40 +82,43 @@ void lower_mx_matmul(LowerCtx& ctx) {
   const int64_t nks = static_cast<int64_t>(ks.size()), nbl = static_cast<int64_t>(nbs.size());
   const int64_t units = static_cast<int64_t>(mts.size()) * nbl;
 
-  // Every K tile of a block's weight (or of its scales) in one DMA when K is whole 128-row tiles:
-  // partition p holds row ki * 128 + p (scales: ki * 4 + p) of each K tile ki, side by side.
-  // Weight-only keeps a dequantised copy too (2 or 4 bytes a value): a smaller block.
-  const bool one_dma = K % 128 == 0 && nks * cols <= (weight_only ? 8192 : 32768);
-  auto load_all = [&](const View& dst, const SView& v, const TilePlan& p, int64_t rows_per_tile, Span first_rows, Span block, int queue) {
+  // When K is whole 128-row tiles, a chunk of `per_chunk` K tiles of a block's weight (or of its
+  // scales) in one DMA: partition p holds row ki * 128 + p (scales: ki * 4 + p) of each K tile ki
+  // of the chunk, side by side (fewer, larger transfers: each DMA has a fixed cost). Weight-only
+  // keeps a dequantised copy too (2 or 4 bytes a value): smaller chunks.
+  const bool chunked = K % 128 == 0;
+  const int64_t per_chunk = chunked ? std::clamp<int64_t>((weight_only ? 8192 : 32768) / cols, 1, nks) : 1;
+  const int64_t chunks = (nks + per_chunk - 1) / per_chunk;
+  auto load_all = [&](const View& dst, const SView& v, const TilePlan& p, int64_t rows_per_tile, Span first_rows, int64_t tiles, Span block,
+                      int queue) {
     View src = ctx.view(v, p, 0, 0, first_rows, block);
     isa::AccessPattern ap = src.ap();
     ap.ndims = 2;
-    ap.dims[0] = {static_cast<int32_t>(rows_per_tile * N), static_cast<int32_t>(nks)};
+    ap.dims[0] = {static_cast<int32_t>(rows_per_tile * N), static_cast<int32_t>(tiles)};
     ap.dims[1] = {1, static_cast<int32_t>(block.size)};
-    kb.load(dst, View(ap, {first_rows.size, nks * block.size}, src.buffer()), {.queue = queue});
+    kb.load(dst, View(ap, {first_rows.size, tiles * block.size}, src.buffer()), {.queue = queue});
   };
   // Weight-only: scale row r (one per 32 rows of K) read onto the partitions of its 32 rows (a
   // partition-broadcast DMA, stride 0 between partitions), so that VectorE multiplies codes by
   // scales lane by lane. `all_tiles`: the row of every K tile at once (the one-DMA layout).
-  auto load_scale_rows = [&](const View& dst, int64_t row, int64_t parts, Span block, bool all_tiles, int queue) {
+  auto load_scale_rows = [&](const View& dst, int64_t row, int64_t parts, Span block, int64_t tiles, int queue) {
     View src = ctx.view(sc, ps, 0, 0, {row, 1}, block);
     isa::AccessPattern ap = src.ap();
     ap.partitions = static_cast<uint16_t>(parts);
     ap.partition_stride = 0;
-    if (all_tiles) {
-      ap.ndims = 2;
-      ap.dims[0] = {static_cast<int32_t>(4 * N), static_cast<int32_t>(nks)};
-      ap.dims[1] = {1, static_cast<int32_t>(block.size)};
-    }
-    kb.load(dst, View(ap, {parts, (all_tiles ? nks : 1) * block.size}, src.buffer()), {.queue = queue});
+    ap.ndims = 2;
+    ap.dims[0] = {static_cast<int32_t>(4 * N), static_cast<int32_t>(tiles)};
+    ap.dims[1] = {1, static_cast<int32_t>(block.size)};
+    kb.load(dst, View(ap, {parts, tiles * block.size}, src.buffer()), {.queue = queue});
   };
 
   // Units run column block by column block (the weight block stays resident while the row tiles
   // of A pass: weight-stationary), row tiles inside.
   for_each_core_share(ctx, units, [&](int64_t first, int64_t last) {
     if (first >= last) return;
-    const int64_t wcols = one_dma ? nks * cols : cols;
-    const int wdepth = one_dma ? 2 : static_cast<int>(2 * nks);
+    // Every chunk of a block stays resident while its row tiles pass; two blocks in flight.
+    const int64_t wcols = per_chunk * cols;
+    const int wdepth = static_cast<int>(2 * chunks);
     TileRing raw(kb, isa::Space::SBUF, {128, std::min(kRawCols, K)}, adt, 2, n.name + ".a");
     TileRing tp(kb, isa::Space::PSUM, {128, 128}, DType::F32, 2, n.name + ".transpose");
     TileRing ac(kb, isa::Space::SBUF, {128, 128}, xelem.value_or(adt), static_cast<int>(2 * nks), n.name + (weight_only ? ".aT" : ".aT_mx"));
@@ -140,20 +143,21 @@ void lower_mx_matmul(LowerCtx& ctx) {
         cached_w = ni;
         w_t.clear();
         w_bf.clear();
-        if (one_dma) {
-          const int64_t sp = weight_only ? 128 : 4;
-          const View wt = kernels::corner(wc.next(), 128, nks * cb.size), wst = kernels::corner(wsc.next(), sp, nks * cb.size);
-          load_all(wt, w, pw, 128, {0, 128}, cb, 2 + static_cast<int>(ni % 6));
-          if (!weight_only) load_all(wst, sc, ps, 4, {0, 4}, cb, 8 + static_cast<int>(ni % 3));
+        for (int64_t c = 0; chunked && c < chunks; ++c) {
+          const int64_t k0 = c * per_chunk, nt = std::min(per_chunk, nks - k0), sp = weight_only ? 128 : 4, q = ni * chunks + c;
+          const View wt = kernels::corner(wc.next(), 128, nt * cb.size), wst = kernels::corner(wsc.next(), sp, nt * cb.size);
+          load_all(wt, w, pw, 128, {k0 * 128, 128}, nt, cb, 2 + static_cast<int>(q % 6));
+          if (!weight_only) load_all(wst, sc, ps, 4, {k0 * 4, 4}, nt, cb, 8 + static_cast<int>(q % 3));
           for (int64_t j = 0; weight_only && j < 4; ++j)
-            load_scale_rows(wst.slice({{32 * j, 32 * j + 32}, {0, nks * cb.size}}), j, 32, cb, true, 8 + static_cast<int>(j % 3));
-          const View wb = weight_only ? kernels::corner(wd->next(), 128, nks * cb.size) : View{};
-          for (int64_t ki = 0; ki < nks; ++ki) {
-            const Range r{ki * cb.size, (ki + 1) * cb.size};
+            load_scale_rows(wst.slice({{32 * j, 32 * j + 32}, {0, nt * cb.size}}), k0 * 4 + j, 32, cb, nt, 8 + static_cast<int>(j % 3));
+          const View wb = weight_only ? kernels::corner(wd->next(), 128, nt * cb.size) : View{};
+          for (int64_t t = 0; t < nt; ++t) {
+            const Range r{t * cb.size, (t + 1) * cb.size};
             w_t.emplace_back(wt.slice({{0, 128}, r}), wst.slice({{0, sp}, r}));
             if (weight_only) dequantise(w_bf.emplace_back(wb.slice({{0, 128}, r})), w_t.back().first, w_t.back().second);
           }
-        } else {
+        }
+        if (!chunked) {
           for (int64_t ki = 0; ki < nks; ++ki) {
             const Span& kt = ks[static_cast<size_t>(ki)];
             const Span k32{kt.begin / 32, (kt.size + 31) / 32};
@@ -162,7 +166,7 @@ void lower_mx_matmul(LowerCtx& ctx) {
             if (!weight_only) kb.load(wst, ctx.view(sc, ps, 0, 0, k32, cb), {.queue = 8 + static_cast<int>(ki % 3)});
             for (int64_t j = 0; weight_only && j < k32.size; ++j) {
               const int64_t p0 = 32 * j, p1 = std::min(kt.size, p0 + 32);
-              load_scale_rows(wst.slice({{p0, p1}, {0, cb.size}}), k32.begin + j, p1 - p0, cb, false, 8 + static_cast<int>(j % 3));
+              load_scale_rows(wst.slice({{p0, p1}, {0, cb.size}}), k32.begin + j, p1 - p0, cb, 1, 8 + static_cast<int>(j % 3));
             }
             w_t.emplace_back(wt, wst);
             if (weight_only) dequantise(w_bf.emplace_back(kernels::corner(wd->next(), kt.size, cb.size)), wt, wst);
