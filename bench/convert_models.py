@@ -1,7 +1,8 @@
 """trnsim convert figures (docs/convert.md): size, accuracy and time of each quantisation format
 and of 4:16 sparsity on all-MiniLM-L6-v2 (4 sentences x 32 tokens, calibrated on those inputs),
-a CNN's conv weights (tiny ResNet-18 at width 32), and one large MatMul ([1024, 2048] @
-[2048, 2048]) where TensorE's sparse rate (Trn2) and MX rate (Trn3) show end to end.
+a CNN's conv weights (tiny ResNet-18 at width 32), one large MatMul ([1024, 2048] @
+[2048, 2048]) where TensorE's sparse rate (Trn2) and MX rate (Trn3) show end to end, and a
+decode-sized one ([128, 4096] @ [4096, 4096]) for weight-only MX.
 
     PYTHONPATH=python .venv/bin/python bench/convert_models.py [--json] [--only minilm|cnn|matmul|mx]
 """
@@ -97,6 +98,10 @@ def main(argv=None) -> int:
             path = _matmul(tmp)
             for case in MX_MATMUL_CASES:
                 rows.append(_row("MatMul 1024x2048x2048", case, trnsim.convert(path, os.path.join(tmp, "x.tpg"), **case)))
+            # 128 rows of a 4096 x 4096 weight (a decode step's projection): the weight's bytes dominate
+            path = _matmul(tmp, m=128, k=4096, n=4096)
+            for case in MX_MATMUL_CASES[:4]:
+                rows.append(_row("MatMul 128x4096x4096", case, trnsim.convert(path, os.path.join(tmp, "x.tpg"), **case)))
         if args.only in (None, "matmul"):
             case = dict(sparsity="4:16", dtype="bf16", chip="trn2")
             rows.append(_row("MatMul 1024x2048x2048", case, trnsim.convert(_matmul(tmp), os.path.join(tmp, "s.tpg"), **case)))
