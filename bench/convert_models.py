@@ -1,7 +1,8 @@
 """trnsim convert figures (docs/convert.md): size, accuracy and time of each quantisation format
 and of 4:16 sparsity on all-MiniLM-L6-v2 (4 sentences x 32 tokens, calibrated on those inputs),
-a CNN's conv weights (tiny ResNet-18 at width 32), and one large MatMul ([1024, 2048] @
-[2048, 2048]) where TensorE's sparse rate (Trn2) and MX rate (Trn3) show end to end.
+a CNN's conv weights (tiny ResNet-18 at width 32), one large MatMul ([1024, 2048] @
+[2048, 2048]) where TensorE's sparse rate (Trn2) and MX rate (Trn3) show end to end, and a
+decode-sized one ([128, 4096] @ [4096, 4096]) for weight-only MX.
 
     PYTHONPATH=python .venv/bin/python bench/convert_models.py [--json] [--only minilm|cnn|matmul|mx]
 """
@@ -25,12 +26,18 @@ MINILM_CASES = [
     dict(quantize="mxfp4", chip="trn3"), dict(quantize="mxfp8", chip="trn3", activations="mxfp8"),
     dict(quantize="mxfp4", chip="trn3", activations="mxfp4"), dict(quantize="mxfp4", chip="trn3", activations="mxfp8"),
     dict(sparsity="4:16", dtype="bf16"),
+    # Trainium3 with bf16 activations: bf16 weights, weight-only MX (dequantised once per load),
+    # weight+activation MX (TensorE's MX rate)
+    dict(quantize="bf16", chip="trn3", dtype="bf16"), dict(quantize="mxfp8", chip="trn3", dtype="bf16"),
+    dict(quantize="mxfp4", chip="trn3", dtype="bf16"), dict(quantize="mxfp8", chip="trn3", dtype="bf16", activations="mxfp8"),
+    dict(quantize="mxfp4", chip="trn2", dtype="bf16"),  # no MX on Trainium2: dequantised at conversion (a warning)
 ]
 # Conv weights (implicit GEMM): int8/fp8 per output channel, MX along the contraction.
 CNN_CASES = [dict(quantize="int8", chip="trn2"), dict(quantize="fp8", chip="trn2"), dict(quantize="mxfp8", chip="trn3"),
              dict(quantize="mxfp4", chip="trn3")]
 # One large MatMul on Trainium3: the MX matmul's rate end to end (bf16 policy for the A rows).
 MX_MATMUL_CASES = [dict(quantize="bf16", dtype="bf16", chip="trn3"), dict(quantize="mxfp8", dtype="bf16", chip="trn3"),
+                   dict(quantize="mxfp4", dtype="bf16", chip="trn3"),
                    dict(quantize="mxfp8", activations="mxfp8", dtype="bf16", chip="trn3"),
                    dict(quantize="mxfp4", activations="mxfp4", dtype="bf16", chip="trn3")]
 
@@ -91,6 +98,10 @@ def main(argv=None) -> int:
             path = _matmul(tmp)
             for case in MX_MATMUL_CASES:
                 rows.append(_row("MatMul 1024x2048x2048", case, trnsim.convert(path, os.path.join(tmp, "x.tpg"), **case)))
+            # 128 rows of a 4096 x 4096 weight (a decode step's projection): the weight's bytes dominate
+            path = _matmul(tmp, m=128, k=4096, n=4096)
+            for case in MX_MATMUL_CASES[:4]:
+                rows.append(_row("MatMul 128x4096x4096", case, trnsim.convert(path, os.path.join(tmp, "x.tpg"), **case)))
         if args.only in (None, "matmul"):
             case = dict(sparsity="4:16", dtype="bf16", chip="trn2")
             rows.append(_row("MatMul 1024x2048x2048", case, trnsim.convert(_matmul(tmp), os.path.join(tmp, "s.tpg"), **case)))

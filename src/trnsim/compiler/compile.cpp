@@ -95,6 +95,7 @@ CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& o
   cm.policy = opt.policy;
   matmul_dtype(opt.policy, chip);  // reject an impossible policy before any work
   check_quantize_options(opt.quant, chip, opt.policy);
+  for (const auto& w : quantize_warnings(opt.quant, chip)) fmt::print(stderr, "trnsim: warning: {}\n", w);
   PassState st{g, opt, &chip, &cm};
   run_passes(st, {"bind-inputs"}, &cm.passes);
   std::vector<std::string_view> rest(front_passes().begin() + 1, front_passes().end());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/core_split.h"
@@ -13,6 +14,7 @@
 namespace trnsim::compiler {
 
 using isa::ActFunc;
+using kernels::Range;
 using kernels::Span;
 using kernels::TileRing;
 
@@ -31,11 +33,14 @@ TilePlan flat(int64_t rows, int64_t cols, int64_t row_stride) {
   return p;
 }
 
-DType activation_elements(const Node& n) {
+// The MX format A is quantised to on chip; nullopt for weight-only MX ("none": A stays in the
+// policy's operand dtype and the weight is dequantised on load).
+std::optional<DType> activation_elements(const Node& n) {
   const std::string f = n.s("mx_activations", "mxfp8");
+  if (f == "none") return std::nullopt;
   if (f == "mxfp8") return DType::F8E4M3;
   if (f == "mxfp4") return DType::F4E2M1;
-  throw UnsupportedError(fmt::format("unsupported: MX activations '{}' at node '{}' (expected mxfp8 or mxfp4)", f, n.name));
+  throw UnsupportedError(fmt::format("unsupported: MX activations '{}' at node '{}' (expected mxfp8, mxfp4 or none)", f, n.name));
 }
 
 }  // namespace
@@ -52,9 +57,12 @@ void lower_mx_matmul(LowerCtx& ctx) {
   const int64_t K = ws[0], N = ws[1], M = numel(as) / std::max<int64_t>(K, 1);
   if (M == 0 || N == 0) return;
   auto& kb = ctx.kb;
-  const DType welem = ctx.hbm(n.inputs[1]).ap().dtype, xelem = activation_elements(n);
+  const DType welem = ctx.hbm(n.inputs[1]).ap().dtype;
+  const std::optional<DType> xelem = activation_elements(n);
+  const bool weight_only = !xelem;
   ctx.hbm(n.inputs[2]);
-  // Rows of A arrive in the policy's operand dtype (the DMA converts), as the bf16 kernel's do.
+  // Rows of A arrive in the policy's operand dtype (the DMA converts), as the bf16 kernel's do;
+  // weight-only MX dequantises the weight into that dtype too (exact: e4m3/e2m1 x 2^k).
   const DType adt = ctx.matmul_dtype == DType::F32 ? DType::F32 : DType::BF16;
   const SView a = row_major(n.inputs[0], {M, K}), w = row_major(n.inputs[1], {K, N}), sc = row_major(n.inputs[2], {K / 32, N}),
               out = row_major(n.outputs[0], {M, N});
@@ -74,63 +82,103 @@ void lower_mx_matmul(LowerCtx& ctx) {
   const int64_t nks = static_cast<int64_t>(ks.size()), nbl = static_cast<int64_t>(nbs.size());
   const int64_t units = static_cast<int64_t>(mts.size()) * nbl;
 
-  // Every K tile of a block's weight (or of its scales) in one DMA when K is whole 128-row tiles:
-  // partition p holds row ki * 128 + p (scales: ki * 4 + p) of each K tile ki, side by side.
-  const bool one_dma = K % 128 == 0 && nks * cols <= 32768;  // at most 32 KiB of codes per partition
-  auto load_all = [&](const View& dst, const SView& v, const TilePlan& p, int64_t rows_per_tile, Span block, int queue) {
-    View src = ctx.view(v, p, 0, 0, {0, rows_per_tile}, block);
+  // When K is whole 128-row tiles, a chunk of `per_chunk` K tiles of a block's weight (or of its
+  // scales) in one DMA: partition p holds row ki * 128 + p (scales: ki * 4 + p) of each K tile ki
+  // of the chunk, side by side (fewer, larger transfers: each DMA has a fixed cost). Weight-only
+  // keeps a dequantised copy too (2 or 4 bytes a value): smaller chunks.
+  const bool chunked = K % 128 == 0;
+  const int64_t per_chunk = chunked ? std::clamp<int64_t>((weight_only ? 8192 : 32768) / cols, 1, nks) : 1;
+  const int64_t chunks = (nks + per_chunk - 1) / per_chunk;
+  auto load_all = [&](const View& dst, const SView& v, const TilePlan& p, int64_t rows_per_tile, Span first_rows, int64_t tiles, Span block,
+                      int queue) {
+    View src = ctx.view(v, p, 0, 0, first_rows, block);
     isa::AccessPattern ap = src.ap();
     ap.ndims = 2;
-    ap.dims[0] = {static_cast<int32_t>(rows_per_tile * N), static_cast<int32_t>(nks)};
+    ap.dims[0] = {static_cast<int32_t>(rows_per_tile * N), static_cast<int32_t>(tiles)};
     ap.dims[1] = {1, static_cast<int32_t>(block.size)};
-    kb.load(dst, View(ap, {rows_per_tile, nks * block.size}, src.buffer()), {.queue = queue});
+    kb.load(dst, View(ap, {first_rows.size, tiles * block.size}, src.buffer()), {.queue = queue});
+  };
+  // Weight-only: scale row r (one per 32 rows of K) read onto the partitions of its 32 rows (a
+  // partition-broadcast DMA, stride 0 between partitions), so that VectorE multiplies codes by
+  // scales lane by lane. `all_tiles`: the row of every K tile at once (the one-DMA layout).
+  auto load_scale_rows = [&](const View& dst, int64_t row, int64_t parts, Span block, int64_t tiles, int queue) {
+    View src = ctx.view(sc, ps, 0, 0, {row, 1}, block);
+    isa::AccessPattern ap = src.ap();
+    ap.partitions = static_cast<uint16_t>(parts);
+    ap.partition_stride = 0;
+    ap.ndims = 2;
+    ap.dims[0] = {static_cast<int32_t>(4 * N), static_cast<int32_t>(tiles)};
+    ap.dims[1] = {1, static_cast<int32_t>(block.size)};
+    kb.load(dst, View(ap, {parts, tiles * block.size}, src.buffer()), {.queue = queue});
   };
 
   // Units run column block by column block (the weight block stays resident while the row tiles
   // of A pass: weight-stationary), row tiles inside.
   for_each_core_share(ctx, units, [&](int64_t first, int64_t last) {
     if (first >= last) return;
-    const int64_t wcols = one_dma ? nks * cols : cols;
+    // Every chunk of a block stays resident while its row tiles pass; two blocks in flight.
+    const int64_t wcols = per_chunk * cols;
+    const int wdepth = static_cast<int>(2 * chunks);
     TileRing raw(kb, isa::Space::SBUF, {128, std::min(kRawCols, K)}, adt, 2, n.name + ".a");
     TileRing tp(kb, isa::Space::PSUM, {128, 128}, DType::F32, 2, n.name + ".transpose");
-    TileRing ac(kb, isa::Space::SBUF, {128, 128}, xelem, static_cast<int>(2 * nks), n.name + ".aT_mx");
-    TileRing asc(kb, isa::Space::SBUF, {4, 128}, DType::E8M0, static_cast<int>(2 * nks), n.name + ".aT_scale");
-    TileRing wc(kb, isa::Space::SBUF, {128, wcols}, welem, one_dma ? 2 : static_cast<int>(2 * nks), n.name + ".weight_mx");
-    TileRing wsc(kb, isa::Space::SBUF, {4, wcols}, DType::E8M0, one_dma ? 2 : static_cast<int>(2 * nks), n.name + ".weight_scale");
+    TileRing ac(kb, isa::Space::SBUF, {128, 128}, xelem.value_or(adt), static_cast<int>(2 * nks), n.name + (weight_only ? ".aT" : ".aT_mx"));
+    std::optional<TileRing> asc, wd;
+    if (!weight_only) asc.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{4, 128}, DType::E8M0, static_cast<int>(2 * nks), n.name + ".aT_scale");
+    if (weight_only) wd.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, wcols}, adt, wdepth, n.name + ".weight");
+    TileRing wc(kb, isa::Space::SBUF, {128, wcols}, welem, wdepth, n.name + ".weight_mx");
+    TileRing wsc(kb, isa::Space::SBUF, {weight_only ? 128 : 4, wcols}, DType::E8M0, wdepth, n.name + ".weight_scale");
     TileRing acc(kb, isa::Space::PSUM, {128, kCols}, DType::F32, 2, n.name + ".acc");
     TileRing res(kb, isa::Space::SBUF, {128, kCols}, DType::F32, 2, n.name + ".result");
     TileRing opr(kb, isa::Space::SBUF, {128, kCols}, DType::F32, 2, n.name + ".operand");
     TileRing tmp(kb, isa::Space::SBUF, {128, kCols}, DType::F32, 2, n.name + ".tmp");
     int64_t cached_a = -1, cached_w = -1, evac = 0;
-    std::vector<std::pair<View, View>> a_t, w_t;  // per K tile: MX codes and scales of A^T / of the weight block
+    std::vector<std::pair<View, View>> a_t, w_t;  // per K tile: A^T (MX: codes, scales) / the weight block's codes, scales
+    std::vector<View> w_bf;                        // weight-only: per K tile, the block dequantised
+    // Weight-only: codes x scales on VectorE into the operand dtype, once per block load.
+    auto dequantise = [&](const View& dst, const View& codes, const View& scales) { kb.tensor_tensor(dst, codes, scales, isa::AluOp::Mul); };
     for (int64_t u = first; u < last; ++u) {
       const int64_t mi = u % nmt, ni = u / nmt;
       const Span mt = mts[static_cast<size_t>(mi)], cb = nbs[static_cast<size_t>(ni)];
       if (ni != cached_w) {  // the block's codes and scales, at their own width
         cached_w = ni;
         w_t.clear();
-        if (one_dma) {
-          const View wt = kernels::corner(wc.next(), 128, nks * cb.size), wst = kernels::corner(wsc.next(), 4, nks * cb.size);
-          load_all(wt, w, pw, 128, cb, 2 + static_cast<int>(ni % 6));
-          load_all(wst, sc, ps, 4, cb, 8 + static_cast<int>(ni % 3));
-          for (int64_t ki = 0; ki < nks; ++ki)
-            w_t.emplace_back(wt.slice({{0, 128}, {ki * cb.size, (ki + 1) * cb.size}}), wst.slice({{0, 4}, {ki * cb.size, (ki + 1) * cb.size}}));
-        } else {
+        w_bf.clear();
+        for (int64_t c = 0; chunked && c < chunks; ++c) {
+          const int64_t k0 = c * per_chunk, nt = std::min(per_chunk, nks - k0), sp = weight_only ? 128 : 4, q = ni * chunks + c;
+          const View wt = kernels::corner(wc.next(), 128, nt * cb.size), wst = kernels::corner(wsc.next(), sp, nt * cb.size);
+          load_all(wt, w, pw, 128, {k0 * 128, 128}, nt, cb, 2 + static_cast<int>(q % 6));
+          if (!weight_only) load_all(wst, sc, ps, 4, {k0 * 4, 4}, nt, cb, 8 + static_cast<int>(q % 3));
+          for (int64_t j = 0; weight_only && j < 4; ++j)
+            load_scale_rows(wst.slice({{32 * j, 32 * j + 32}, {0, nt * cb.size}}), k0 * 4 + j, 32, cb, nt, 8 + static_cast<int>(j % 3));
+          const View wb = weight_only ? kernels::corner(wd->next(), 128, nt * cb.size) : View{};
+          for (int64_t t = 0; t < nt; ++t) {
+            const Range r{t * cb.size, (t + 1) * cb.size};
+            w_t.emplace_back(wt.slice({{0, 128}, r}), wst.slice({{0, sp}, r}));
+            if (weight_only) dequantise(w_bf.emplace_back(wb.slice({{0, 128}, r})), w_t.back().first, w_t.back().second);
+          }
+        }
+        if (!chunked) {
           for (int64_t ki = 0; ki < nks; ++ki) {
             const Span& kt = ks[static_cast<size_t>(ki)];
             const Span k32{kt.begin / 32, (kt.size + 31) / 32};
-            View wt = kernels::corner(wc.next(), kt.size, cb.size), wst = kernels::corner(wsc.next(), k32.size, cb.size);
+            View wt = kernels::corner(wc.next(), kt.size, cb.size), wst = kernels::corner(wsc.next(), weight_only ? kt.size : k32.size, cb.size);
             kb.load(wt, ctx.view(w, pw, 0, 0, kt, cb), {.queue = 2 + static_cast<int>(ki % 6)});
-            kb.load(wst, ctx.view(sc, ps, 0, 0, k32, cb), {.queue = 8 + static_cast<int>(ki % 3)});
+            if (!weight_only) kb.load(wst, ctx.view(sc, ps, 0, 0, k32, cb), {.queue = 8 + static_cast<int>(ki % 3)});
+            for (int64_t j = 0; weight_only && j < k32.size; ++j) {
+              const int64_t p0 = 32 * j, p1 = std::min(kt.size, p0 + 32);
+              load_scale_rows(wst.slice({{p0, p1}, {0, cb.size}}), k32.begin + j, p1 - p0, cb, 1, 8 + static_cast<int>(j % 3));
+            }
             w_t.emplace_back(wt, wst);
+            if (weight_only) dequantise(w_bf.emplace_back(kernels::corner(wd->next(), kt.size, cb.size)), wt, wst);
           }
         }
       }
-      if (mi != cached_a) {  // A rows loaded wide, transposed on TensorE, quantised out of PSUM
+      if (mi != cached_a) {  // A rows loaded wide, transposed on TensorE, quantised (or copied) out of PSUM
         cached_a = mi;
         a_t.clear();
         for (const Span& kt : ks)
-          a_t.emplace_back(kernels::corner(ac.next(), kt.size, mt.size), kernels::corner(asc.next(), (kt.size + 31) / 32, mt.size));
+          a_t.emplace_back(kernels::corner(ac.next(), kt.size, mt.size),
+                           weight_only ? View{} : kernels::corner(asc->next(), (kt.size + 31) / 32, mt.size));
         for (const Span& chunk : kernels::split(K, kRawCols)) {
           View r = kernels::corner(raw.next(), mt.size, chunk.size);
           kb.load(r, ctx.view(a, pa, 0, 0, mt, chunk), {.queue = static_cast<int>(evac++ % 2)});
@@ -138,7 +186,8 @@ void lower_mx_matmul(LowerCtx& ctx) {
             View t = kernels::corner(tp.next(), kt.size, mt.size);
             kb.transpose(t, r.slice({{0, mt.size}, {kt.begin, kt.end()}}));
             const auto& [codes, scales] = a_t[static_cast<size_t>((chunk.begin + kt.begin) / 128)];
-            kb.quantize_mx(codes, scales, t);
+            if (!weight_only) kb.quantize_mx(codes, scales, t);
+            else kb.activation(codes, t, ActFunc::Copy);  // ScalarE: VectorE dequantises the weight
           }
         }
       }
@@ -146,7 +195,8 @@ void lower_mx_matmul(LowerCtx& ctx) {
       for (int64_t ki = 0; ki < nks; ++ki) {
         const auto& [codes, scales] = a_t[static_cast<size_t>(ki)];
         const auto& [wt, wst] = w_t[static_cast<size_t>(ki)];
-        kb.matmul_mx(ps_t, codes, scales, wt, wst, ki == 0, ki + 1 == nks);
+        if (weight_only) kb.matmul(ps_t, codes, w_bf[static_cast<size_t>(ki)], ki == 0, ki + 1 == nks);
+        else kb.matmul_mx(ps_t, codes, scales, wt, wst, ki == 0, ki + 1 == nks);
       }
       View y = kernels::corner(res.next(), mt.size, cb.size);
       kb.activation(y, ps_t, ActFunc::Copy);  // ScalarE evacuates PSUM

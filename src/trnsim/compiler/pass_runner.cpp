@@ -28,7 +28,7 @@ const std::vector<Pass>& compiler_passes() {
       {"constant-folding", true, [](PassState& s) { fold_constants(s.g, !s.opt.timing_only); eliminate_dead_code(s.g); }},
       {"decomposition", true, [](PassState& s) { decompose(s.g); }},
       {"sparsify", true, [](PassState& s) { sparsify_graph(s.g); }},
-      {"quantize", true, [](PassState& s) { quantize_graph(s.g, s.opt.quant); }},
+      {"quantize", true, [](PassState& s) { quantize_graph(s.g, s.opt.quant, mx_on_chip(s.opt.quant, *s.chip)); }},
       {"attention-fusion", true, [](PassState& s) { fuse_attention(s.g); }},
       {"gelu-fusion", true, [](PassState& s) { fuse_gelu(s.g); }},
       {"fusion", true, [](PassState& s) { fuse_epilogues(s.g); }},

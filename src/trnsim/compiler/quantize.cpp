@@ -67,7 +67,9 @@ struct Rewriter {
   QuantizeSummary sum;
   std::map<std::string, std::pair<std::string, std::string>> done;  // weight + role -> codes, scales
 
-  Rewriter(Graph& gr, const QuantizeOptions& op) : g(gr), o(op), e(gr) {}
+  bool mx_on_chip;  // false: MX weights become their dequantised values in bf16 (a warning)
+
+  Rewriter(Graph& gr, const QuantizeOptions& op, bool mx) : g(gr), o(op), e(gr), mx_on_chip(mx) {}
 
   std::string scalar(const std::string& base, double v) { return e.constant(base, {}, {v}); }
 
@@ -80,7 +82,15 @@ struct Rewriter {
     const auto& v = const_values(g, w);
     const ElemType ct = code_type(o.format);
     std::pair<std::string, std::string> r;
-    if (is_mx(o.format)) {
+    if (is_mx(o.format) && !mx_on_chip) {  // the MX values as bf16 weights (exact): no MX on chip
+      QuantValues q = quantize_mx(v, s[0], s[1], ct, matmul ? 0 : 1);
+      const auto cols = static_cast<size_t>(s[1]);
+      for (size_t i = 0; i < q.codes.size(); ++i) {
+        const size_t row = i / cols, col = i % cols;
+        q.codes[i] *= q.scales[matmul ? row / 32 * cols + col : row * (cols / 32) + col / 32];
+      }
+      r.first = e.constant(w + ".mx_values", s, std::move(q.codes), ElemType::BFloat16);
+    } else if (is_mx(o.format)) {
       QuantValues q = quantize_mx(v, s[0], s[1], ct, matmul ? 0 : 1);
       r.first = e.constant(w + ".mx", s, std::move(q.codes), ct);
       r.second = e.constant(w + ".mx_scale", matmul ? Shape{s[0] / 32, s[1]} : Shape{s[0], s[1] / 32}, std::move(q.scales), q.scale_type);
@@ -123,7 +133,7 @@ struct Rewriter {
     const Shape ws = g.tensor(n.inputs[1]).shape;
     if (is_mx(o.format) && ws[0] % 32 != 0) { ++sum.skipped; e.nodes().push_back(n); return false; }
     cs = codes(n.inputs[1], true);
-    if (is_scaled(o.format) || is_mx(o.format)) return true;
+    if (is_scaled(o.format) || (is_mx(o.format) && mx_on_chip)) return true;
     Node m = n;
     m.inputs[1] = cs.first;
     e.nodes().push_back(m);
@@ -145,17 +155,13 @@ struct Rewriter {
     if (!weight_codes(n, cs)) return;
     const auto& [c, sc] = cs;
     const ElemType out_type = g.tensor(n.outputs[0]).type;
-    if (is_mx(o.format) && o.mx_activations != QuantFormat::None) {  // TensorE's MX path (lower_mx_matmul.h)
-      e.add(OpKind::MatMulMx, n.name, {n.inputs[0], c, sc}, {{"mx_activations", std::string(quant_format_name(o.mx_activations))}},
-            n.outputs[0]);
-      g.tensor(n.outputs[0]).type = out_type;
-      ++sum.activations;
-      return;
-    }
+    // MX (lower_mx_matmul.h): with MX activations on TensorE's MX path; weights only, the
+    // weight dequantised once per block load into the operand dtype (weight-stationary).
     if (is_mx(o.format)) {
-      const std::string d = mx_dequantized(n, c, sc, ws);
-      e.add(OpKind::MatMul, n.name, {n.inputs[0], d}, n.attrs, n.outputs[0]);
+      const QuantFormat x = o.mx_activations;
+      e.add(OpKind::MatMulMx, n.name, {n.inputs[0], c, sc}, {{"mx_activations", std::string(quant_format_name(x))}}, n.outputs[0]);
       g.tensor(n.outputs[0]).type = out_type;
+      sum.activations += x != QuantFormat::None;
       return;
     }
     std::string a = n.inputs[0], scale = sc;
@@ -214,7 +220,7 @@ struct Rewriter {
     const std::string& idx = n.inputs[1];
     const std::string& out = n.outputs[0];
     const ElemType out_type = g.tensor(out).type;
-    if (!is_scaled(o.format) && !is_mx(o.format)) {  // the table in fp16/bf16, rows gathered as fp32
+    if (!is_scaled(o.format) && !(is_mx(o.format) && mx_on_chip)) {  // the table in fp16/bf16, rows gathered as fp32
       Node m = n;
       m.inputs[0] = c;
       e.nodes().push_back(m);
@@ -269,15 +275,26 @@ std::string_view quant_format_name(QuantFormat f) {
   return "none";
 }
 
+bool mx_on_chip(const QuantizeOptions& o, const hw::ChipSpec& chip) {
+  const numerics::DType t = o.format == QuantFormat::MXFP4 ? numerics::DType::MXFP4 : numerics::DType::MXFP8E4M3;
+  return chip.supports(t);
+}
+
+std::vector<std::string> quantize_warnings(const QuantizeOptions& o, const hw::ChipSpec& chip) {
+  if (!is_mx(o.format) || o.calibrate || mx_on_chip(o, chip)) return {};
+  return {fmt::format("--quantize {} on {}: {} has no MX formats; the weights are dequantised at conversion and stored as bf16 "
+                      "(the MX-rounded values, 16 bits each), matmuls run in the policy's dtype",
+                      quant_format_name(o.format), chip.name, chip.display_name.empty() ? chip.name : chip.display_name)};
+}
+
 void check_quantize_options(const QuantizeOptions& o, const hw::ChipSpec& chip, DTypePolicy policy) {
   if (o.format == QuantFormat::INT8 && policy == DTypePolicy::FP8)
     throw UnsupportedError("unsupported: --quantize int8 with --dtype fp8 (int8 codes are not exact in fp8 matmul operands; use --dtype bf16 or fp32)");
-  if (is_mx(o.format)) {
-    const numerics::DType t = o.format == QuantFormat::MXFP4 ? numerics::DType::MXFP4 : numerics::DType::MXFP8E4M3;
-    if (!chip.supports(t))
-      throw UnsupportedError(fmt::format("unsupported: --quantize {} on {} ({} has no MX matmul; Trainium3 has, e.g. --chip trn3)",
-                                         quant_format_name(o.format), chip.name, chip.display_name.empty() ? chip.name : chip.display_name));
-  }
+  if (is_mx(o.format) && o.mx_activations != QuantFormat::None && !mx_on_chip(o, chip))
+    throw UnsupportedError(fmt::format("unsupported: --quantize {} --activations {} on {} ({} has no MX matmul; Trainium3 has, e.g. "
+                                       "--chip trn3; without --activations the MX weights are dequantised at conversion)",
+                                       quant_format_name(o.format), quant_format_name(o.mx_activations), chip.name,
+                                       chip.display_name.empty() ? chip.name : chip.display_name));
   if (o.mx_activations != QuantFormat::None && !is_mx(o.format))
     throw UnsupportedError(fmt::format("unsupported: --activations {} with --quantize {} (MX activations go with MX weights: "
                                        "--quantize mxfp8 or mxfp4 on trn3)", quant_format_name(o.mx_activations), quant_format_name(o.format)));
@@ -296,9 +313,9 @@ void check_quantize_options(const QuantizeOptions& o, const hw::ChipSpec& chip, 
   }
 }
 
-QuantizeSummary quantize_graph(Graph& g, const QuantizeOptions& o) {
+QuantizeSummary quantize_graph(Graph& g, const QuantizeOptions& o, bool mx_on_chip) {
   if (o.format == QuantFormat::None) return {};
-  Rewriter r(g, o);
+  Rewriter r(g, o, mx_on_chip);
   std::vector<Node> old = std::move(g.nodes);
   g.nodes.clear();
   for (auto& n : old) {

@@ -5,8 +5,9 @@
 //    sparse path (lower_sparse_matmul.h).
 //  - quantize: MatMul weights and embedding tables (Gather of a constant 2-D table) become
 //    constants of a narrow type (int8/fp8 codes with fp32 scales applied after the MatMul or
-//    the Gather; fp16/bf16 values; MX element codes with E8M0 scales per 32 along K,
-//    dequantised to bf16 on chip). With `activations`, MatMul inputs are quantised too with
+//    the Gather; fp16/bf16 values; MX element codes with E8M0 scales per 32 along K, a
+//    MatMulMX node for MatMuls (MX activations or weight-only), dequantised on chip for tables
+//    and convs; on chips without MX, the dequantised values in bf16). With `activations`, MatMul inputs are quantised too with
 //    calibrated per-tensor ranges (int8, fp8).
 #pragma once
 #include <cstdint>
@@ -31,8 +32,9 @@ struct QuantizeOptions {
   bool activations = false;   // int8/fp8: quantise MatMul inputs too, with `ranges`
   // MX weights: MatMul inputs quantised to this MX format (MXFP8 or MXFP4) on chip by
   // QuantizeMX, per block of 32 along K (no calibration), and the MatMul on TensorE's MX path.
-  // None: bf16/fp32 activations against the weights dequantised on VectorE (TensorE's MX
-  // matmul takes MX on both sides: no mixed bf16 x MX mode is modelled).
+  // None (weight-only): activations stay in the policy's dtype; each weight block is
+  // dequantised once per load on VectorE into SBUF and reused by every row tile (TensorE's MX
+  // matmul takes MX on both sides: no mixed bf16 x MX mode is published).
   QuantFormat mx_activations = QuantFormat::None;
   bool calibrate = false;     // quantise nothing: make the inputs it would quantise graph outputs
   std::map<std::string, double> ranges;  // activation tensor -> calibrated max |x|
@@ -47,6 +49,13 @@ void apply_activations_option(QuantizeOptions& o, std::string_view value);
 // operands. UnsupportedError naming the chip or the option.
 void check_quantize_options(const QuantizeOptions& o, const hw::ChipSpec& chip, DTypePolicy policy);
 
+// The chip takes the MX format of `o` (Trn3). Without it, weight-only MX weights are stored as
+// their dequantised values in bf16 (quantize_graph's mx_on_chip false) with a warning.
+bool mx_on_chip(const QuantizeOptions& o, const hw::ChipSpec& chip);
+// One line per fallback the options cause on `chip` (printed by compile as `trnsim: warning:`,
+// listed in the convert report).
+std::vector<std::string> quantize_warnings(const QuantizeOptions& o, const hw::ChipSpec& chip);
+
 // What the passes did, for the convert report.
 struct QuantizeSummary {
   int weights = 0;            // constants quantised (MatMul weights and tables)
@@ -56,7 +65,7 @@ struct QuantizeSummary {
   std::vector<std::string> calibration_tensors;  // calibrate: the tensors made outputs
 };
 
-QuantizeSummary quantize_graph(Graph& g, const QuantizeOptions& o);
+QuantizeSummary quantize_graph(Graph& g, const QuantizeOptions& o, bool mx_on_chip = true);
 QuantizeSummary sparsify_graph(Graph& g);
 
 }  // namespace trnsim::compiler

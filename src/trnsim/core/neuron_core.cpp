@@ -84,29 +84,12 @@ namespace {
 // Bitmask of the on-chip spaces an instruction's operands touch (1: SBUF, 2: PSUM).
 uint8_t spaces(const isa::Op& op) {
   uint8_t m = 0;
-  auto add = [&](const isa::AccessPattern& a) {
-    if (a.space == isa::Space::SBUF) m |= 1;
-    else if (a.space == isa::Space::PSUM) m |= 2;
-  };
-  auto add_scalar = [&](const isa::ScalarOperand& s) { if (s.is_tensor) add(s.ap); };
-  std::visit([&](const auto& o) {
-    using T = std::decay_t<decltype(o)>;
-    if constexpr (std::is_same_v<T, isa::TensorTensor>) { add(o.out); add(o.in0); add(o.in1); }
-    else if constexpr (std::is_same_v<T, isa::TensorScalar>) { add(o.out); add(o.in); add_scalar(o.s0); add_scalar(o.s1); }
-    else if constexpr (std::is_same_v<T, isa::Select>) { add(o.out); add(o.pred); add(o.on_true); add(o.on_false); }
-    else if constexpr (std::is_same_v<T, isa::Activation>) {
-      add(o.out); add(o.in); add_scalar(o.scale); add_scalar(o.bias);
-      if (o.has_accum) add(o.accum);
+  const isa::Operands ops = isa::operands_of(op);
+  for (const auto* list : {&ops.reads, &ops.writes})
+    for (const isa::AccessPattern* a : *list) {
+      if (a->space == isa::Space::SBUF) m |= 1;
+      else if (a->space == isa::Space::PSUM) m |= 2;
     }
-    else if constexpr (std::is_same_v<T, isa::Gather>) { add(o.out); add(o.in); add(o.index); }
-    else if constexpr (std::is_same_v<T, isa::Memset> || std::is_same_v<T, isa::Iota>) { add(o.out); }
-    else if constexpr (std::is_same_v<T, isa::Matmul>) { add(o.out); add(o.stationary); add(o.moving); }
-    else if constexpr (std::is_same_v<T, isa::MatmulMx>) { add(o.out); add(o.stationary); add(o.moving); add(o.stationary_scale); add(o.moving_scale); }
-    else if constexpr (std::is_same_v<T, isa::QuantizeMx>) { add(o.out); add(o.out_scale); add(o.in); }
-    else if constexpr (std::is_same_v<T, isa::Dma>) { add(o.dst); add(o.src); if (o.indirect) add(o.index); }
-    else if constexpr (std::is_same_v<T, isa::Nop>) {}
-    else { add(o.out); add(o.in); }  // Transpose, TensorReduce, TensorCopy, BnStats, BnAggr, PartitionReduce/Broadcast
-  }, op);
   return m;
 }
 }  // namespace

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "trnsim/common/ieee_minmax.h"
 #include "trnsim/isa/access_pattern.h"
@@ -259,5 +260,13 @@ Engine natural_engine(const Op& op);
 double op_flops(const Op& op);     // TensorE: 2*K*M*N; other engines: elements processed
 int64_t op_bytes(const Op& op);    // bytes moved (DMA) or read+written (others)
 std::string describe(const Instruction& ins);  // one line with operands, for traces/errors
+
+// Every access pattern an instruction reads or writes, in one list that the kernel builder's
+// and the program linker's dependency trackers both walk (two lists once drifted apart: the
+// linker missed matmul.mx's scale tiles, and a later kernel's prefetch overwrote them).
+struct Operands {
+  std::vector<const AccessPattern*> reads, writes;
+};
+Operands operands_of(const Op& op);
 
 }  // namespace trnsim::isa

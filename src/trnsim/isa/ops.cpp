@@ -173,6 +173,39 @@ int64_t checked_row(const Dma& d, float v, int partition) {
   return static_cast<int64_t>(v);
 }
 
+Operands operands_of(const Op& op) {
+  Operands o;
+  std::visit([&](const auto& x) {
+    using T = std::decay_t<decltype(x)>;
+    if constexpr (requires { x.out; }) o.writes.push_back(&x.out);
+    if constexpr (requires { x.dst; }) { o.writes.push_back(&x.dst); o.reads.push_back(&x.src); }
+    if constexpr (requires { x.in; }) o.reads.push_back(&x.in);
+    if constexpr (requires { x.in0; }) { o.reads.push_back(&x.in0); o.reads.push_back(&x.in1); }
+    if constexpr (requires { x.stationary; }) {
+      o.reads.push_back(&x.stationary);
+      o.reads.push_back(&x.moving);
+      if (!x.start) o.reads.push_back(&x.out);
+    }
+    if constexpr (requires { x.stationary_scale; }) { o.reads.push_back(&x.stationary_scale); o.reads.push_back(&x.moving_scale); }
+    if constexpr (requires { x.out_scale; }) o.writes.push_back(&x.out_scale);
+    if constexpr (std::is_same_v<T, Select>) {
+      o.reads.push_back(&x.pred); o.reads.push_back(&x.on_true); o.reads.push_back(&x.on_false);
+    }
+    if constexpr (std::is_same_v<T, Gather>) o.reads.push_back(&x.index);
+    if constexpr (std::is_same_v<T, Dma>) if (x.indirect) o.reads.push_back(&x.index);
+    if constexpr (requires { x.s0; }) {
+      if (x.s0.is_tensor) o.reads.push_back(&x.s0.ap);
+      if (x.s1.is_tensor) o.reads.push_back(&x.s1.ap);
+    }
+    if constexpr (std::is_same_v<T, Activation>) {
+      if (x.scale.is_tensor) o.reads.push_back(&x.scale.ap);
+      if (x.bias.is_tensor) o.reads.push_back(&x.bias.ap);
+      if (x.has_accum) o.writes.push_back(&x.accum);
+    }
+  }, op);
+  return o;
+}
+
 std::string describe(const Instruction& ins) {
   std::string s = op_name(ins.op);
   std::visit([&](const auto& o) {

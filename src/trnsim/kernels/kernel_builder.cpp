@@ -351,42 +351,8 @@ int resolve(KernelBuilder::Impl& I, int core, const AccessPattern& ap) {
   return -1;
 }
 
-struct Operands {
-  std::vector<const AccessPattern*> reads, writes;
-};
-
-Operands operands_of(const isa::Op& op) {
-  Operands o;
-  std::visit([&](const auto& x) {
-    using T = std::decay_t<decltype(x)>;
-    if constexpr (requires { x.out; }) o.writes.push_back(&x.out);
-    if constexpr (requires { x.dst; }) { o.writes.push_back(&x.dst); o.reads.push_back(&x.src); }
-    if constexpr (requires { x.in; }) o.reads.push_back(&x.in);
-    if constexpr (requires { x.in0; }) { o.reads.push_back(&x.in0); o.reads.push_back(&x.in1); }
-    if constexpr (requires { x.stationary; }) {
-      o.reads.push_back(&x.stationary);
-      o.reads.push_back(&x.moving);
-      if (!x.start) o.reads.push_back(&x.out);
-    }
-    if constexpr (requires { x.stationary_scale; }) { o.reads.push_back(&x.stationary_scale); o.reads.push_back(&x.moving_scale); }
-    if constexpr (requires { x.out_scale; }) o.writes.push_back(&x.out_scale);
-    if constexpr (std::is_same_v<T, isa::Select>) {
-      o.reads.push_back(&x.pred); o.reads.push_back(&x.on_true); o.reads.push_back(&x.on_false);
-    }
-    if constexpr (std::is_same_v<T, isa::Gather>) o.reads.push_back(&x.index);
-    if constexpr (std::is_same_v<T, isa::Dma>) if (x.indirect) o.reads.push_back(&x.index);
-    if constexpr (requires { x.s0; }) {
-      if (x.s0.is_tensor) o.reads.push_back(&x.s0.ap);
-      if (x.s1.is_tensor) o.reads.push_back(&x.s1.ap);
-    }
-    if constexpr (std::is_same_v<T, isa::Activation>) {
-      if (x.scale.is_tensor) o.reads.push_back(&x.scale.ap);
-      if (x.bias.is_tensor) o.reads.push_back(&x.bias.ap);
-      if (x.has_accum) o.writes.push_back(&x.accum);
-    }
-  }, op);
-  return o;
-}
+using isa::Operands;
+using isa::operands_of;
 
 // Phase 1 (record=false): collect the waits into I.pending. Phase 2 (record=true): record the
 // instruction's accesses under its final index.

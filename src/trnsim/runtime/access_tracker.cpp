@@ -27,23 +27,9 @@ std::vector<MemAccess> accesses_of(const isa::Op& op, uint16_t core, const std::
     auto [lo, hi] = a.byte_extent();
     out.push_back({region_of(a, core), lo, hi, write});
   };
-  std::visit([&](const auto& x) {
-    using T = std::decay_t<decltype(x)>;
-    if constexpr (requires { x.out; }) add(x.out, true);
-    if constexpr (requires { x.dst; }) { add(x.dst, true); add(x.src, false); }
-    if constexpr (requires { x.in; }) add(x.in, false);
-    if constexpr (requires { x.in0; }) { add(x.in0, false); add(x.in1, false); }
-    if constexpr (requires { x.stationary; }) { add(x.stationary, false); add(x.moving, false); }
-    if constexpr (std::is_same_v<T, isa::Select>) { add(x.pred, false); add(x.on_true, false); add(x.on_false, false); }
-    if constexpr (std::is_same_v<T, isa::Gather>) add(x.index, false);
-    if constexpr (std::is_same_v<T, isa::Dma>) if (x.indirect) add(x.index, false);
-    if constexpr (requires { x.s0; }) { if (x.s0.is_tensor) add(x.s0.ap, false); if (x.s1.is_tensor) add(x.s1.ap, false); }
-    if constexpr (std::is_same_v<T, isa::Activation>) {
-      if (x.scale.is_tensor) add(x.scale.ap, false);
-      if (x.bias.is_tensor) add(x.bias.ap, false);
-      if (x.has_accum) add(x.accum, true);
-    }
-  }, op);
+  const isa::Operands ops = isa::operands_of(op);
+  for (const isa::AccessPattern* w : ops.writes) add(*w, true);
+  for (const isa::AccessPattern* r : ops.reads) add(*r, false);
   return out;
 }
 

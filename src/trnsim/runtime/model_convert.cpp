@@ -39,14 +39,14 @@ Run compile_and_run(const compiler::Graph& g, const hw::ChipSpec& chip, const co
 
 // Counts of what the passes changed, read from the converted IR.
 nlohmann::json changes(const compiler::Graph& g) {
-  int sparse = 0, dequant = 0, mx = 0;
+  int sparse = 0, dequant = 0, mx = 0, mx_weight_only = 0;
   for (const auto& n : g.nodes) {
     if (n.i("sparse_4_16", 0)) ++sparse;
-    if (n.op == compiler::OpKind::MatMulMx) ++mx;
+    if (n.op == compiler::OpKind::MatMulMx) ++(n.s("mx_activations", "") == "none" ? mx_weight_only : mx);
     for (const auto& e : n.epilogue) dequant += e.fused_node.find("dequantize") != std::string::npos;
     dequant += n.name.find("dequantize") != std::string::npos;
   }
-  return {{"sparse_matmuls", sparse}, {"dequantize_ops", dequant}, {"mx_matmuls", mx}};
+  return {{"sparse_matmuls", sparse}, {"dequantize_ops", dequant}, {"mx_matmuls", mx}, {"mx_weight_only_matmuls", mx_weight_only}};
 }
 
 }  // namespace
@@ -112,6 +112,7 @@ ConvertResult convert_model(const ConvertRequest& r, const hw::ChipSpec& chip) {
   j["activations"] = q.activations;
   j["mx_activations"] = std::string(compiler::quant_format_name(q.mx_activations));
   j["sparsity"] = q.sparse_4_16 ? "4:16" : "none";
+  j["warnings"] = compiler::quantize_warnings(q, chip);
   j["inputs"] = r.calibrate.empty() ? fmt::format("seeded random inputs (seed {}): no --calibrate given", r.seed) : r.calibrate;
   const int64_t w0 = compiler::constant_bytes(ref.cm.graph), w1 = compiler::constant_bytes(out.cm.graph);
   const std::string f0 = compiler::serialize_compiled(ref.cm, chip), f1 = compiler::serialize_compiled(out.cm, chip);
@@ -153,9 +154,12 @@ std::string convert_table(const nlohmann::json& j) {
   s += fmt::format("program  {:>12.3f} MB (fp32 {:.3f} MB): {:.1f}% of fp32{}\n", j["file_bytes"].get<size_t>() / 1e6,
                    j["fp32_file_bytes"].get<size_t>() / 1e6, 100 * j["file_size_ratio"].get<double>(),
                    j["output"].get<std::string>().empty() ? "" : " -> " + j["output"].get<std::string>());
-  s += fmt::format("time     {:>12.3f} us (fp32 {:.3f} us): saved {:.3f} us; {} dequantize ops, {} sparse matmuls, {} MX matmuls\n",
+  s += fmt::format("time     {:>12.3f} us (fp32 {:.3f} us): saved {:.3f} us; {} dequantize ops, {} sparse matmuls, {} MX matmuls, "
+                   "{} weight-only MX matmuls\n",
                    j["time_s"].get<double>() * 1e6, j["fp32_time_s"].get<double>() * 1e6, j["time_saved_s"].get<double>() * 1e6,
-                   j["changes"]["dequantize_ops"].get<int>(), j["changes"]["sparse_matmuls"].get<int>(), j["changes"]["mx_matmuls"].get<int>());
+                   j["changes"]["dequantize_ops"].get<int>(), j["changes"]["sparse_matmuls"].get<int>(), j["changes"]["mx_matmuls"].get<int>(),
+                   j["changes"]["mx_weight_only_matmuls"].get<int>());
+  for (const auto& w : j["warnings"]) s += fmt::format("warning: {}\n", w.get<std::string>());
   return s;
 }
 
