@@ -460,7 +460,7 @@ def test_pool_stride_of_int64_max_matches_onnxruntime():
     assert onnx.load_from_string(data).graph.node[0].attribute  # the stride attribute is there
 
 
-# The 30-minute onnx_structured campaign's findings (docs/hardening.md): each input (a UBSan
+# The 30-minute onnx_structured campaigns' findings (docs/hardening.md): each input (a UBSan
 # overflow, a 80-96 GiB allocation, a kernel unrolled for ever) is one line naming the node
 # and what is wrong, under the fuzzers' 1 GiB memory limit.
 @pytest.mark.parametrize("name, needle", [
@@ -472,6 +472,8 @@ def test_pool_stride_of_int64_max_matches_onnxruntime():
     ("concat-axis-sum-past-int64", "Concat axis size"),
     ("conv-transpose-group-inf", "attribute group = inf is not an integer"),
     ("conv-transpose-kernel-2pow40-taps", "trnsim unrolls at most 4096"),
+    ("hbm-io-bytes-sum-overflow", "the model's HBM bytes: shape too large"),
+    ("gelu-dim-int64-max-units", "shape too large"),
 ])
 def test_onnx_structured_campaign_findings_are_one_line(name, needle):
     path = ROOT / "fuzz" / "regressions" / "onnx" / f"{name}.onnx"
