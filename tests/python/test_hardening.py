@@ -474,6 +474,7 @@ def test_pool_stride_of_int64_max_matches_onnxruntime():
     ("conv-transpose-kernel-2pow40-taps", "trnsim unrolls at most 4096"),
     ("hbm-io-bytes-sum-overflow", "the model's HBM bytes: shape too large"),
     ("gelu-dim-int64-max-units", "shape too large"),
+    ("trilu-2pow40-wide-mask", "mask [7,1099511627776] needs about"),
 ])
 def test_onnx_structured_campaign_findings_are_one_line(name, needle):
     path = ROOT / "fuzz" / "regressions" / "onnx" / f"{name}.onnx"
