@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import pickle
 import subprocess
 import sys
@@ -103,11 +104,14 @@ def one(path: str) -> tuple[str, str]:
 def worker() -> None:
     """Reads paths, one a line, and answers each with one pickled (status, detail), length-prefixed."""
     warnings.simplefilter("ignore")
+    # The answers go to the original stdout; anything a library prints goes to stderr.
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
     for line in sys.stdin:
         status = one(line.strip())
         b = pickle.dumps(status)
-        sys.stdout.buffer.write(len(b).to_bytes(8, "little") + b)
-        sys.stdout.buffer.flush()
+        out.write(len(b).to_bytes(8, "little") + b)
+        out.flush()
 
 
 class Worker:
