@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "trnsim/common/checked.h"
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/filled.h"
 #include "trnsim/compiler/op_params.h"
@@ -95,7 +96,10 @@ void reduce(GraphEditor& e, const Node& n) {
   auto [xt, perm] = axes_last(e, n, n.inputs[0], axes);
   Shape s = shape_of(e.graph(), xt);
   int64_t kept = 1, red = 1;
-  for (int64_t i = 0; i < rank; ++i) (i < rank - static_cast<int64_t>(axes.size()) ? kept : red) *= s[i];
+  for (int64_t i = 0; i < rank; ++i) {  // checked: [25, 2^62, 0] overflowed before the 0 (UBSan; fuzz)
+    int64_t& p = i < rank - static_cast<int64_t>(axes.size()) ? kept : red;
+    p = checked_mul(p, s[i], fmt::format("node '{}': reduced shape {}", n.name, shape_str(s)));
+  }
   // An empty input: the result does not depend on it. Reducing an empty set gives the
   // reduction's identity (ONNX 18: 0 for ReduceSum, -inf / +inf for ReduceMax / ReduceMin on
   // floats, NaN = 0/0 for ReduceMean); an empty output has no elements. (Reshape's 0 means
