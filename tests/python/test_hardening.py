@@ -458,3 +458,24 @@ def test_pool_stride_of_int64_max_matches_onnxruntime():
     got = np.asarray(list(trnsim.compile_onnx(data).run({"x": x}).values())[0])
     np.testing.assert_allclose(got.reshape(ref.shape), ref, atol=1e-6)
     assert onnx.load_from_string(data).graph.node[0].attribute  # the stride attribute is there
+
+
+# The 30-minute onnx_structured campaigns' findings (docs/hardening.md): each input (a UBSan
+# overflow, a 80-96 GiB allocation, a kernel unrolled for ever) is one line naming the node
+# and what is wrong, under the fuzzers' 1 GiB memory limit.
+@pytest.mark.parametrize("name, needle", [
+    ("gru-hidden-size-int64-min", "hidden_size -9223372036854775808"),
+    ("gru-hidden-size-int64-max", "hidden_size 9223372036854775807"),
+    ("gru-batch-2pow31-initial-state", "initial state [2147483647,5]"),
+    ("instance-norm-2pow32-wide-constants", "a row of 12884901888 values"),
+    ("layer-norm-2pow31-wide-params", "a row of"),
+    ("concat-axis-sum-past-int64", "Concat axis size"),
+    ("conv-transpose-group-inf", "attribute group = inf is not an integer"),
+    ("conv-transpose-kernel-2pow40-taps", "trnsim unrolls at most 4096"),
+    ("hbm-io-bytes-sum-overflow", "the model's HBM bytes: shape too large"),
+    ("gelu-dim-int64-max-units", "shape too large"),
+    ("trilu-2pow40-wide-mask", "mask [7,1099511627776] needs about"),
+])
+def test_onnx_structured_campaign_findings_are_one_line(name, needle):
+    path = ROOT / "fuzz" / "regressions" / "onnx" / f"{name}.onnx"
+    one_line_error(cli("compile", str(path), "-o", os.devnull, "--dtype", "bf16", env={"TRNSIM_MAX_MEMORY": "1G"}), needle)

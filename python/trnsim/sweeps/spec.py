@@ -27,7 +27,9 @@ from typing import Any, Union
 import numpy as np
 
 COMMANDS = ("llm", "serve", "train", "compare", "run", "collective", "kernel", "tco")
-MAX_POINTS = 1_000_000      # points of one sweep (a grid's product, or samples:)
+# Points of one sweep (a grid's product, or samples:). 10^5: each point is a process run (a day at
+# one second each); 10^6 took over 60 s to enumerate, id and spell out before the first launch (fuzz).
+MAX_POINTS = 100_000
 MAX_FILE_BYTES = 16 << 20   # a sweep file is a few lines
 MAX_NODES = 100_000         # values in the file, aliases expanded
 RESERVED = {"command", "axes", "samples", "seed", "trnsim", "args", "timeout_s", "env"}

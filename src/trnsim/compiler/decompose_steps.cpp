@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "trnsim/common/checked.h"
 #include "trnsim/common/error.h"
+#include "trnsim/compiler/filled.h"
 #include "trnsim/compiler/op_params.h"
 #include "trnsim/compiler/shape_inference.h"
+#include "trnsim/compiler/unroll_limit.h"
 
 namespace trnsim::compiler::decomp {
 
@@ -39,6 +42,9 @@ std::vector<std::string> windows(GraphEditor& e, const Node& n, const std::strin
   std::vector<int64_t> off(sp, 0), axes;
   for (size_t i = 0; i < sp; ++i) axes.push_back(static_cast<int64_t>(2 + i));
   const int64_t total = numel(kernel);
+  if (total > kMaxUnrolledTaps)
+    throw UnsupportedError(fmt::format("unsupported: op {} (a kernel of {} taps; trnsim unrolls at most {}) at node '{}'",
+                                       op_name(n.op), total, kMaxUnrolledTaps, n.name));
   for (int64_t k = 0; k < total; ++k) {
     int64_t r = k;
     for (int i = static_cast<int>(sp) - 1; i >= 0; --i) { off[i] = r % kernel[i]; r /= kernel[i]; }
@@ -90,7 +96,10 @@ void reduce(GraphEditor& e, const Node& n) {
   auto [xt, perm] = axes_last(e, n, n.inputs[0], axes);
   Shape s = shape_of(e.graph(), xt);
   int64_t kept = 1, red = 1;
-  for (int64_t i = 0; i < rank; ++i) (i < rank - static_cast<int64_t>(axes.size()) ? kept : red) *= s[i];
+  for (int64_t i = 0; i < rank; ++i) {  // checked: [25, 2^62, 0] overflowed before the 0 (UBSan; fuzz)
+    int64_t& p = i < rank - static_cast<int64_t>(axes.size()) ? kept : red;
+    p = checked_mul(p, s[i], fmt::format("node '{}': reduced shape {}", n.name, shape_str(s)));
+  }
   // An empty input: the result does not depend on it. Reducing an empty set gives the
   // reduction's identity (ONNX 18: 0 for ReduceSum, -inf / +inf for ReduceMax / ReduceMin on
   // floats, NaN = 0/0 for ReduceMean); an empty output has no elements. (Reshape's 0 means
@@ -103,7 +112,7 @@ void reduce(GraphEditor& e, const Node& n) {
     // (bool: max of nothing is false, min of nothing true)
     const double lo = boolean ? 0.0 : -INFINITY, hi = boolean ? 1.0 : INFINITY;
     const double id = n.op == OpKind::ReduceSum ? 0.0 : n.op == OpKind::ReduceMax ? lo : n.op == OpKind::ReduceMin ? hi : NAN;
-    out.data = std::vector<double>(static_cast<size_t>(numel(out.shape)), id);
+    out.data = filled(numel(out.shape), id, fmt::format("node '{}': empty reduction's output {}", n.name, shape_str(out.shape)));
     return;
   }
   std::string x2 = reshape(e, n.name + ".rows", xt, {kept, red});

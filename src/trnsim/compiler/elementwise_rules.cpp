@@ -72,8 +72,10 @@ int64_t elementwise_units(const Graph& g, const Node& n) {
   if (numel(os) < kMinElementwiseElems) return 1;
   // Upper bound of the lowering's pieces (it may merge axes into longer rows).
   const int64_t cols = os.empty() ? 1 : std::max<int64_t>(1, os.back());
-  const int64_t rows = (numel(os) / cols + 127) / 128;
-  return rows * ((cols + kMinElementwiseCols - 1) / kMinElementwiseCols);
+  // Ceiling divisions that cannot overflow (a dim of INT64_MAX did in `cols + k - 1`; fuzz).
+  const auto ceil_div = [](int64_t a, int64_t b) { return a / b + (a % b != 0); };
+  const int64_t rows = ceil_div(numel(os) / cols, 128);
+  return rows * ceil_div(cols, kMinElementwiseCols);
 }
 
 OpRules binary_rules(double (*f)(double, double, bool)) {

@@ -22,7 +22,11 @@ int64_t Node::i(const std::string& a, int64_t def) const {
   auto it = attrs.find(a);
   if (it == attrs.end()) return def;
   if (auto p = std::get_if<int64_t>(&it->second)) return *p;
-  if (auto p = std::get_if<double>(&it->second)) return static_cast<int64_t>(*p);
+  if (auto p = std::get_if<double>(&it->second)) {
+    // a float attribute read as an integer: NaN, inf or past int64 has no value (UB; fuzz)
+    if (!(*p >= -9.2e18 && *p <= 9.2e18)) throw ShapeError(fmt::format("node '{}': attribute {} = {} is not an integer", name, a, *p));
+    return static_cast<int64_t>(*p);
+  }
   throw Error(fmt::format("node '{}': attribute {} is not an integer", name, a));
 }
 

@@ -293,3 +293,33 @@ TEST(CompiledModelIo, ForgedTensorSizeIsRefused) {
 
 }  // namespace
 }  // namespace trnsim::compiler
+
+namespace trnsim::compiler {
+namespace {
+
+// Fuzz findings of format 2 (fuzz/regressions/tpg/semaphores-2pow28, output-shape-2pow52,
+// hbm-5gib-functional) forged again on the current format, so that the replayed corpus
+// reaches the checks they were found by instead of stopping at the version. The replay
+// (fuzz_regressions_tpg, 1 GiB memory limit) runs them; here each must load or be refused
+// with a typed error that is not about the version.
+TEST(CompiledModelIo, EarlierFuzzFindingsForgedOnTheCurrentFormatPassTheVersionCheck) {
+  auto first_kernel = [](CompiledModel& m) -> isa::Program& {
+    for (auto& s : m.segments)
+      if (s.kind == Segment::Kind::Kernel && !s.program.tensors.empty()) return s.program;
+    throw std::logic_error("the sample model has no kernel");
+  };
+  CompiledModel sem = sample_model(DTypePolicy::FP32);
+  first_kernel(sem).semaphores = 1u << 28;  // 2^28 semaphores, allocated by a run
+  CompiledModel out = sample_model(DTypePolicy::FP32);
+  out.shapes[out.outputs.at(0)] = {int64_t{1} << 26, int64_t{1} << 26};  // a 2^52-value output
+  CompiledModel hbm = sample_model(DTypePolicy::FP32);
+  first_kernel(hbm).tensors[0].shape = {int64_t{5} << 28};  // 5 GiB of fp32 HBM for a functional run
+  for (const auto& [m, name] : {std::pair{&sem, "v5-semaphores-2pow28"}, std::pair{&out, "v5-output-shape-2pow52"},
+                                std::pair{&hbm, "v5-hbm-5gib-functional"}}) {
+    const std::string e = load_error(tpg::forged(serialize_compiled(*m, trn2()), name));
+    EXPECT_EQ(e.find("format version"), std::string::npos) << name << ": " << e;
+  }
+}
+
+}  // namespace
+}  // namespace trnsim::compiler

@@ -1,5 +1,6 @@
 // Concat along an axis: strided copies (lower_movement); tensor-parallel when every input is
 // split on the same axis, other than the concatenated one.
+#include "trnsim/common/checked.h"
 #include "trnsim/compiler/decompose_steps.h"
 #include "trnsim/compiler/lower_elementwise.h"
 #include "trnsim/compiler/op_unit.h"
@@ -20,7 +21,7 @@ void infer(Graph& g, const Node& n) {
     if (si.size() != x.size()) throw ShapeError(fmt::format("node '{}': Concat of ranks {} and {}", n.name, x.size(), si.size()));
     for (int64_t d = 0; d < rank; ++d)
       if (d != a && si[d] != x[d]) throw ShapeError(fmt::format("node '{}': Concat inputs {} and {} differ off the axis", n.name, shape_str(x), shape_str(si)));
-    s[a] += si[a];
+    s[a] = checked_add(s[a], si[a], fmt::format("node '{}': Concat axis size", n.name));
   }
   set_output(g, n, 0, s, input(g, n, 0).type);
 }

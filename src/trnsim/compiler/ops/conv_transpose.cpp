@@ -8,7 +8,9 @@
 // costs s^d more MACs than a scatter (col2im) form would.
 #include <algorithm>
 
+#include "trnsim/common/checked.h"
 #include "trnsim/compiler/op_unit.h"
+#include "trnsim/compiler/unroll_limit.h"
 
 namespace trnsim::compiler {
 namespace {
@@ -49,15 +51,23 @@ Params params(const Node& n, const Shape& x, const Shape& w) {
     const int64_t s = p.strides[i], d = p.dilations[i], in = x[2 + i];
     if (s < 1 || d < 1 || p.kernel[i] < 1 || opad[i] < 0 || pads[i] < 0 || pads[i + sp] < 0)
       throw ShapeError(fmt::format("node '{}': strides, dilations, kernel sizes must be >= 1, pads and output_padding >= 0", n.name));
-    const int64_t natural = s * (in - 1) + opad[i] + (p.kernel[i] - 1) * d + 1;
+    // The taps are flipped one Slice each (conv_weight): bounded before that loop (a 2^40-wide
+    // kernel ran for ever; fuzz, onnx_structured), and the size in checked arithmetic.
+    if (p.kernel[i] > kMaxUnrolledTaps)
+      throw UnsupportedError(fmt::format("unsupported: op ConvTranspose (a kernel {} taps wide; trnsim unrolls at most {}) at node '{}'",
+                                         p.kernel[i], kMaxUnrolledTaps, n.name));
+    const std::string what = fmt::format("node '{}': ConvTranspose output size", n.name);
+    const int64_t natural = checked_add(checked_add(checked_mul(s, in - 1, what), opad[i], what),
+                                        checked_add(checked_mul(p.kernel[i] - 1, d, what), 1, what), what);
+    if (!oshape.empty() && oshape[i] < 1) throw ShapeError(fmt::format("node '{}': output_shape {} on spatial axis {}", n.name, oshape[i], i));
     if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
-      p.out[i] = oshape.empty() ? in * s : oshape[i];
+      p.out[i] = oshape.empty() ? checked_mul(in, s, what) : oshape[i];
       const int64_t total = natural - p.out[i];
       const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);  // floor, as the reference
       p.pad_begin[i] = ap == "SAME_UPPER" ? half : total - half;
     } else {
       if (ap == "NOTSET") p.pad_begin[i] = pads[i];
-      p.out[i] = oshape.empty() ? natural - (ap == "NOTSET" ? pads[i] + pads[i + sp] : 0) : oshape[i];
+      p.out[i] = oshape.empty() ? natural - (ap == "NOTSET" ? checked_add(pads[i], pads[i + sp], what) : 0) : oshape[i];
     }
     if (p.out[i] < 1) throw ShapeError(fmt::format("node '{}': output size {} on spatial axis {}", n.name, p.out[i], i));
   }

@@ -1,6 +1,7 @@
 // CumSum along a constant axis (exclusive, reverse): on the host a running sum; on the chip a
 // log-step scan (Hillis-Steele): ceil(log2 L) rounds of y += y shifted by 1, 2, 4, .. along
 // the axis (zeros shifted in), each a Slice, a Concat and an element-wise Add in fp32.
+#include "trnsim/compiler/filled.h"
 #include "trnsim/compiler/op_unit.h"
 
 namespace trnsim::compiler {
@@ -40,7 +41,7 @@ std::string shifted(GraphEditor& e, const Node& n, const std::string& y, int64_t
   Shape zs = shape_of(e.graph(), y);
   const int64_t len = zs[static_cast<size_t>(a)];
   zs[static_cast<size_t>(a)] = s;
-  std::string z = e.constant(n.name + ".zeros", zs, std::vector<double>(static_cast<size_t>(numel(zs)), 0.0), e.graph().tensor(y).type);
+  std::string z = e.constant(n.name + ".zeros", zs, filled(numel(zs), 0.0, fmt::format("node '{}': zeros {}", n.name, shape_str(zs))), e.graph().tensor(y).type);
   std::string part = rev ? e.add(OpKind::Slice, n.name + ".shift", {y, e.ints("s", {s}), e.ints("e", {len}), e.ints("a", {a})})
                          : e.add(OpKind::Slice, n.name + ".shift", {y, e.ints("s", {0}), e.ints("e", {len - s}), e.ints("a", {a})});
   return e.add(OpKind::Concat, n.name + ".shift", rev ? std::vector<std::string>{part, z} : std::vector<std::string>{z, part}, {{"axis", a}});
@@ -58,7 +59,7 @@ bool decompose(GraphEditor& e, const Node& n) {
   std::string y = n.inputs[0];
   for (int64_t step = 1; step < len; step *= 2) y = e.add(OpKind::Add, n.name, {y, shifted(e, n, y, a, step, rev)});
   if (excl) y = len > 1 ? shifted(e, n, y, a, 1, rev)
-                        : e.constant(n.name + ".zeros", s, std::vector<double>(static_cast<size_t>(numel(s)), 0.0), g.tensor(y).type);
+                        : e.constant(n.name + ".zeros", s, filled(numel(s), 0.0, fmt::format("node '{}': zeros {}", n.name, shape_str(s))), g.tensor(y).type);
   finish(e, n, y);
   return true;
 }

@@ -1,5 +1,6 @@
 // Dropout, compiled for inference: the output is the input, the optional mask all true
 // (opset 7-11: ratio attribute; 12+: ratio and training_mode inputs, seed attribute).
+#include "trnsim/compiler/filled.h"
 #include "trnsim/compiler/op_unit.h"
 
 namespace trnsim::compiler {
@@ -33,7 +34,7 @@ void infer(Graph& g, const Node& n) {
 void all_true_mask(Graph& g, const Node& n) {
   if (!has_output(n, 1)) return;
   auto& mask = g.tensor(n.outputs[1]);
-  mask.data = std::vector<double>(static_cast<size_t>(numel(mask.shape)), 1.0);
+  mask.data = filled(numel(mask.shape), 1.0, fmt::format("node '{}': mask {}", n.name, shape_str(mask.shape)));
 }
 
 void eval(Graph& g, const Node& n, std::vector<double>& r) {

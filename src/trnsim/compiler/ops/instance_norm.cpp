@@ -2,6 +2,7 @@
 // bias per group at opset 18, per channel from 21): each instance or group of channels is one
 // row of the fused LayerNormalization kernel (x viewed as [N*C or N*G, rest], unit scale, zero
 // bias), then the per-channel scale and bias element-wise.
+#include "trnsim/compiler/filled.h"
 #include "trnsim/compiler/op_unit.h"
 
 namespace trnsim::compiler {
@@ -50,8 +51,9 @@ bool decompose(GraphEditor& e, const Node& n) {
     return true;
   }
   std::string y = reshape(e, n.name + ".rows", n.inputs[0], {rows, cols});
-  std::string one = e.constant(n.name + ".unit", {cols}, std::vector<double>(static_cast<size_t>(cols), 1.0));
-  std::string zero = e.constant(n.name + ".zero", {cols}, std::vector<double>(static_cast<size_t>(cols), 0.0));
+  const std::string what = fmt::format("node '{}': a row of {} values", n.name, cols);
+  std::string one = e.constant(n.name + ".unit", {cols}, filled(cols, 1.0, what));
+  std::string zero = e.constant(n.name + ".zero", {cols}, filled(cols, 0.0, what));
   y = e.add(OpKind::LayerNormalization, n.name, {y, one, zero}, {{"axis", int64_t{-1}}, {"epsilon", n.f("epsilon", 1e-5)}});
   y = reshape(e, n.name + ".back", y, x);
   y = e.add(OpKind::Mul, n.name + ".scale", {y, per_channel(e, n, 1, x, G)});

@@ -3,6 +3,7 @@
 // ops. Split across cores by 128-row tiles; tensor-parallel when the split axis is not
 // normalised.
 #include "trnsim/compiler/core_split.h"
+#include "trnsim/compiler/filled.h"
 #include "trnsim/compiler/lower_norm.h"
 #include "trnsim/compiler/op_unit.h"
 #include "trnsim/compiler/shape_inference.h"
@@ -44,7 +45,7 @@ void layernorm(GraphEditor& e, const Node& n) {
       if (numel(ps) == cols) return reshape(e, n.name + ".param", p, {cols});
       return reshape(e, n.name + ".param", e.add(OpKind::Expand, n.name + ".param", {p, e.ints("shape", Shape(xs.begin() + axis, xs.end()))}), {cols});
     }
-    return e.constant(n.name + ".param", {cols}, std::vector<double>(cols, fill));
+    return e.constant(n.name + ".param", {cols}, filled(cols, fill, fmt::format("node '{}': a row of {} values", n.name, cols)));
   };
   std::string x2 = reshape(e, n.name + ".2d", n.inputs[0], {rows, cols});
   std::string y = e.add(OpKind::LayerNormalization, n.name, {x2, param(1, 1.0), param(2, 0.0)},

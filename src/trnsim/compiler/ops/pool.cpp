@@ -7,15 +7,16 @@
 #include "trnsim/common/checked.h"
 #include "trnsim/common/limits.h"
 #include "trnsim/compiler/op_unit.h"
+#include "trnsim/compiler/unroll_limit.h"
 
 namespace trnsim::compiler {
 namespace {
 
 using namespace decomp;
 
-// The decomposition takes one strided view per window element: bounded, so that a 65,536-wide
-// kernel is refused at once instead of building 65,536 nodes (it hung).
-constexpr int64_t kMaxWindowElements = 4096;
+// The decomposition takes one strided view per window element: bounded in the shape rule, so
+// that a 65,536-wide kernel is refused at once instead of building 65,536 nodes (it hung).
+constexpr int64_t kMaxWindowElements = kMaxUnrolledTaps;
 
 // One window covering the whole input, no padding, no dilation (EfficientNet's pooler: a
 // 1280-wide kernel, ceil_mode, over a 7x7 map): a global mean or max, not a window to unroll.

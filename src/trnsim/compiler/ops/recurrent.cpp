@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "trnsim/common/checked.h"
+#include "trnsim/compiler/filled.h"
 #include "trnsim/compiler/op_unit.h"
 
 namespace trnsim::compiler {
@@ -44,11 +46,17 @@ Dims dims(const Graph& g, const Node& n) {
   if (x.size() != 3 || w.size() != 3 || r.size() != 3)
     throw ShapeError(fmt::format("node '{}': {} wants X, W, R of rank 3, got {} {} {}", n.name, op_name(n.op), shape_str(x), shape_str(w), shape_str(r)));
   Dims d{layout ? x[1] : x[0], layout ? x[0] : x[1], x[2], n.i("hidden_size", r[2]), dirs, layout == 1};
-  const Shape want_w = {dirs, gates * d.hidden, d.input}, want_r = {dirs, gates * d.hidden, d.hidden};
+  // hidden_size is R's last dim; checked before the gate arithmetic (INT64_MIN overflowed
+  // `gates * hidden`; fuzz, onnx_structured).
+  if (d.hidden <= 0 || d.hidden != r[2])
+    throw ShapeError(fmt::format("node '{}': {} hidden_size {} (want R's last dim, {}, positive)", n.name, op_name(n.op), d.hidden, r[2]));
+  const std::string rows = fmt::format("node '{}': {} gate rows", n.name, op_name(n.op));
+  const int64_t gate_rows = checked_mul(gates, d.hidden, rows), bias_rows = checked_mul(2, gate_rows, rows);
+  const Shape want_w = {dirs, gate_rows, d.input}, want_r = {dirs, gate_rows, d.hidden};
   if (w != want_w || r != want_r)
     throw ShapeError(fmt::format("node '{}': {} W {} and R {} (want {} and {})", n.name, op_name(n.op), shape_str(w), shape_str(r), shape_str(want_w), shape_str(want_r)));
-  if (has_input(n, 3) && input(g, n, 3).shape != Shape{dirs, 2 * gates * d.hidden})
-    throw ShapeError(fmt::format("node '{}': B {} (want [{}, {}])", n.name, shape_str(input(g, n, 3).shape), dirs, 2 * gates * d.hidden));
+  if (has_input(n, 3) && input(g, n, 3).shape != Shape{dirs, bias_rows})
+    throw ShapeError(fmt::format("node '{}': B {} (want [{}, {}])", n.name, shape_str(input(g, n, 3).shape), dirs, bias_rows));
   if (has_input(n, 4) && input(g, n, 4).shape != Shape{d.batch})
     throw ShapeError(fmt::format("node '{}': sequence_lens {} (want [{}])", n.name, shape_str(input(g, n, 4).shape), d.batch));
   // Unrolled at compile time, a few nodes per step: the step count is bounded before the
@@ -61,7 +69,7 @@ Dims dims(const Graph& g, const Node& n) {
   for (size_t i : {size_t{5}, size_t{6}})
     if (has_input(n, i) && input(g, n, i).shape != state)
       throw ShapeError(fmt::format("node '{}': initial state {} (want {})", n.name, shape_str(input(g, n, i).shape), shape_str(state)));
-  if (has_input(n, 7) && input(g, n, 7).shape != Shape{dirs, 3 * d.hidden})
+  if (has_input(n, 7) && input(g, n, 7).shape != Shape{dirs, checked_mul(3, d.hidden, rows)})
     throw ShapeError(fmt::format("node '{}': P {} (want [{}, {}])", n.name, shape_str(input(g, n, 7).shape), dirs, 3 * d.hidden));
   return d;
 }
@@ -141,7 +149,7 @@ struct Unroll {
   }
   std::string initial(size_t i, int64_t dir) {
     const Shape bh = {d.batch, d.hidden};
-    if (!has_input(n, i)) return e.constant(n.name + ".h0", bh, std::vector<double>(static_cast<size_t>(d.batch * d.hidden), 0.0), t);
+    if (!has_input(n, i)) return e.constant(n.name + ".h0", bh, filled(numel(bh), 0.0, fmt::format("node '{}': initial state {}", n.name, shape_str(bh))), t);
     const int64_t ax = d.batch_first ? 1 : 0;
     return reshape(e, n.name + ".h0", slice("h0", n.inputs[i], {dir}, {dir + 1}, {ax}), bh);
   }

@@ -1,5 +1,6 @@
 // Trilu: the upper (upper = 1) or lower triangle of the last two axes, from diagonal k on;
 // a Where with a constant mask (exact). k must be constant.
+#include "trnsim/compiler/filled.h"
 #include "trnsim/compiler/op_unit.h"
 
 namespace trnsim::compiler {
@@ -35,7 +36,7 @@ bool decompose(GraphEditor& e, const Node& n) {
     return true;
   }
   const int64_t rows = s[s.size() - 2], cols = s.back(), k = diagonal(g, n);
-  std::vector<double> mask(static_cast<size_t>(rows * cols));
+  std::vector<double> mask = filled(rows * cols, 0.0, fmt::format("node '{}': mask [{},{}]", n.name, rows, cols));
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) mask[static_cast<size_t>(i * cols + j)] = kept(n, k, i, j) ? 1 : 0;
   const ElemType t = g.tensor(n.inputs[0]).type;
