@@ -72,13 +72,34 @@ void IntervalIndex::clear() {
 
 void AccessList::push(const Access& a) {
   const uint64_t seq = next_++;
-  by_seq_.emplace(seq, a);
+  recs_.push_back(a);
+  seqs_.push_back(seq);
+  if (indexed_) {
+    index(seq, a);
+  } else if (recs_.size() > kIndexFrom) {
+    for (size_t k = 0; k < recs_.size(); ++k) index(seqs_[k], recs_[k]);
+    indexed_ = true;
+  }
+}
+
+void AccessList::index(uint64_t seq, const Access& a) {
   Phase ph;
   if (phase_of(a.set, ph)) by_phase_[ph.period].insert(ph.residue, ph.width, seq);
   else by_range_.insert(a.box.b0, a.box.b1 - a.box.b0, seq);
 }
 
-std::vector<uint64_t> AccessList::near_seqs(const Box& q, const ByteSet& s) const {
+void AccessList::unindex(uint64_t seq, const Access& a) {
+  Phase ph;
+  if (phase_of(a.set, ph)) by_phase_[ph.period].erase(ph.residue, ph.width, seq);
+  else by_range_.erase(a.box.b0, a.box.b1 - a.box.b0, seq);
+}
+
+std::vector<size_t> AccessList::positions_near(const Box& q, const ByteSet& s) const {
+  std::vector<size_t> out;
+  if (!indexed_) {
+    for (size_t k = 0; k < recs_.size(); ++k) out.push_back(k);
+    return out;
+  }
   std::vector<uint64_t> seqs;
   by_range_.query(q.b0, q.b1, seqs);
   const bool exact = s.runs() <= kExactRuns;
@@ -95,38 +116,49 @@ std::vector<uint64_t> AccessList::near_seqs(const Box& q, const ByteSet& s) cons
   }
   std::sort(seqs.begin(), seqs.end());
   seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
-  return seqs;
+  out.reserve(seqs.size());
+  for (uint64_t seq : seqs)
+    out.push_back(static_cast<size_t>(std::lower_bound(seqs_.begin(), seqs_.end(), seq) - seqs_.begin()));
+  return out;
 }
 
 std::vector<Access*> AccessList::near(const Box& q, const ByteSet& s) {
   std::vector<Access*> out;
-  for (uint64_t seq : near_seqs(q, s)) out.push_back(&by_seq_.at(seq));
+  for (size_t at : positions_near(q, s)) out.push_back(&recs_[at]);
   return out;
 }
 
 std::vector<Access*> AccessList::latest(size_t n) {
   std::vector<Access*> out;
-  for (auto it = by_seq_.rbegin(); it != by_seq_.rend() && out.size() < n; ++it) out.push_back(&it->second);
+  for (size_t k = recs_.size(); k-- > 0 && out.size() < n;) out.push_back(&recs_[k]);
   return out;
 }
 
-void AccessList::erase(uint64_t seq) {
-  auto it = by_seq_.find(seq);
-  const Access& a = it->second;
-  Phase ph;
-  if (phase_of(a.set, ph)) by_phase_[ph.period].erase(ph.residue, ph.width, seq);
-  else by_range_.erase(a.box.b0, a.box.b1 - a.box.b0, seq);
-  by_seq_.erase(it);
+void AccessList::erase(const std::vector<size_t>& positions) {
+  size_t next = 0, w = 0;
+  for (size_t k = 0; k < recs_.size(); ++k) {
+    if (next < positions.size() && positions[next] == k) {
+      if (indexed_) unindex(seqs_[k], recs_[k]);
+      ++next;
+      continue;
+    }
+    if (w != k) { recs_[w] = recs_[k]; seqs_[w] = seqs_[k]; }
+    ++w;
+  }
+  recs_.resize(w);
+  seqs_.resize(w);
 }
 
 void AccessList::append(const AccessList& o) {
-  for (auto& [seq, a] : o.by_seq_) push(a);
+  for (const Access& a : o.recs_) push(a);
 }
 
 void AccessList::clear() {
-  by_seq_.clear();
+  recs_.clear();
+  seqs_.clear();
   by_range_.clear();
   by_phase_.clear();
+  indexed_ = false;
 }
 
 }  // namespace trnsim::kernels

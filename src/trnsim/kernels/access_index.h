@@ -65,20 +65,28 @@ class AccessList {
   // Removes the records among near(q, s) for which pred is true.
   template <class Pred>
   void erase_near(const Box& q, const ByteSet& s, Pred&& pred) {
-    for (uint64_t seq : near_seqs(q, s)) if (pred(by_seq_.at(seq))) erase(seq);
+    std::vector<size_t> gone;
+    for (size_t at : positions_near(q, s)) if (pred(recs_[at])) gone.push_back(at);
+    if (!gone.empty()) erase(gone);
   }
   // The last `n` records, latest first.
   std::vector<Access*> latest(size_t n);
   // Appends every record of `o` (in its order).
   void append(const AccessList& o);
   void clear();
-  size_t size() const { return by_seq_.size(); }
+  size_t size() const { return recs_.size(); }
 
  private:
-  std::vector<uint64_t> near_seqs(const Box& q, const ByteSet& s) const;
-  void erase(uint64_t seq);
+  // Short lists (most SBUF tiles) are scanned whole; the indexes are built past this size.
+  static constexpr size_t kIndexFrom = 24;
+  std::vector<size_t> positions_near(const Box& q, const ByteSet& s) const;  // ascending
+  void erase(const std::vector<size_t>& positions);  // ascending
+  void index(uint64_t seq, const Access& a);
+  void unindex(uint64_t seq, const Access& a);
+  bool indexed_ = false;
   uint64_t next_ = 0;
-  std::map<uint64_t, Access> by_seq_;  // append order
+  std::vector<Access> recs_;    // append order
+  std::vector<uint64_t> seqs_;  // recs_[i]'s sequence number (ascending)
   IntervalIndex by_range_;              // records without a phase
   std::map<int64_t, IntervalIndex> by_phase_;  // period -> records keyed by residue
 };
