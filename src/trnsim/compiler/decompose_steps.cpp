@@ -176,7 +176,7 @@ std::string reduce_over(GraphEditor& e, OpKind k, const std::string& name, const
 std::string iota_along(GraphEditor& e, const std::string& name, int64_t n, int64_t axis, int64_t rank, ElemType t) {
   Shape s(static_cast<size_t>(rank), 1);
   s[static_cast<size_t>(axis)] = n;
-  std::vector<double> v(static_cast<size_t>(n));
+  std::vector<double> v = filled(n, 0.0, fmt::format("the positions '{}' along axis {} ({} elements)", name, axis, n));
   for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>(i);
   return e.constant(name, s, std::move(v), t);
 }

@@ -6,12 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "trnsim/common/error.h"
 #include "trnsim/common/limits.h"
 
 namespace trnsim::compiler {
 
 // `count` copies of `value`; `what` names the tensor for the error.
 inline std::vector<double> filled(int64_t count, double value, const std::string& what) {
+  if (count < 0) throw ShapeError(what + ": a negative element count");
   check_memory(8.0 * static_cast<double>(count), what);
   return std::vector<double>(static_cast<size_t>(count), value);
 }

@@ -2,7 +2,7 @@
 // overlapping accesses into semaphore waits.
 //
 // Tracking. Each buffer (an SBUF/PSUM allocation or an HBM tensor) keeps the accesses since its
-// last covering write: writers and readers, each a (partition range x byte range) box, the exact
+// last covering write (indexed by byte range and phase, access_index.h): writers and readers, each a (partition range x byte range) box, the exact
 // byte set of the pattern (access_overlap.h) and the stream and index of the instruction. A new
 // instruction waits for the writers its reads overlap (RAW), and for the writers and readers its
 // writes overlap (WAW, WAR); accesses overlap when their boxes meet (the fast reject) and their
@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "trnsim/common/error.h"
+#include "trnsim/kernels/access_index.h"
 #include "trnsim/kernels/access_overlap.h"
 #include "trnsim/isa/validate.h"
 #include "trnsim/common/limits.h"
@@ -35,32 +36,18 @@ using isa::Instruction;
 namespace {
 constexpr int64_t kAlign = 64;  // allocation granularity, bytes per partition
 
-struct Box {
-  int p0 = 0, p1 = 0;
-  int64_t b0 = 0, b1 = 0;
-  bool overlaps(const Box& o) const { return p0 < o.p1 && o.p0 < p1 && b0 < o.b1 && o.b0 < b1; }
-  bool covers(const Box& o) const { return p0 <= o.p0 && o.p1 <= p1 && b0 <= o.b0 && o.b1 <= b1; }
-};
-
 Box box_of(const AccessPattern& ap) {
   auto [lo, hi] = ap.byte_extent();
   if (ap.space == isa::Space::HBM) return {0, 1, lo, hi};
   return {ap.start_partition, ap.start_partition + ap.partitions, lo, hi};
 }
 
-struct Access {
-  Box box;
-  ByteSet set;  // within a partition (SBUF/PSUM) or the tensor (HBM)
-  uint32_t stream;
-  uint32_t index;
-};
-
 struct Buffer {
   int core = 0;
   isa::Space space = isa::Space::SBUF;
   int64_t lo = 0, hi = 0;  // allocation bytes per partition (SBUF/PSUM)
   bool live = true;
-  std::vector<Access> writers, readers;
+  AccessList writers, readers;  // indexed by byte range (access_index.h)
 };
 
 // Two accesses of one buffer touch a common byte (of a common partition); true when unsure.
@@ -270,8 +257,8 @@ Tile allocate(KernelBuilder::Impl& I, int core, isa::Space sp, std::vector<int64
   for (size_t g = 0; g < grave.size();) {
     Buffer& old = I.buffers[grave[g]];
     if (old.lo < b.hi && b.lo < old.hi) {
-      b.writers.insert(b.writers.end(), old.writers.begin(), old.writers.end());
-      b.readers.insert(b.readers.end(), old.readers.begin(), old.readers.end());
+      b.writers.append(old.writers);
+      b.readers.append(old.readers);
       if (b.lo <= old.lo && old.hi <= b.hi) {
         old.writers.clear(); old.readers.clear();
         grave.erase(grave.begin() + static_cast<long>(g));
@@ -369,10 +356,10 @@ void track(KernelBuilder::Impl& I, int core, uint32_t s, uint32_t idx, const Ope
   for (auto* ap : ops.writes) if (int b = resolve(I, core, *ap); b >= 0) wr.push_back({b, box_of(*ap), byte_set(*ap)});
   if (!record) {
     for (auto& [b, bx, set] : rd)
-      for (auto& w : I.buffers[b].writers) if (conflict(w.box, w.set, bx, set)) dep(w);
+      for (Access* w : I.buffers[b].writers.near(bx, set)) if (conflict(w->box, w->set, bx, set)) dep(*w);
     for (auto& [b, bx, set] : wr) {
-      for (auto& w : I.buffers[b].writers) if (conflict(w.box, w.set, bx, set)) dep(w);
-      for (auto& r : I.buffers[b].readers) if (conflict(r.box, r.set, bx, set)) dep(r);
+      for (Access* w : I.buffers[b].writers.near(bx, set)) if (conflict(w->box, w->set, bx, set)) dep(*w);
+      for (Access* r : I.buffers[b].readers.near(bx, set)) if (conflict(r->box, r->set, bx, set)) dep(*r);
     }
     // Keep only waits not implied by earlier waits of this (in-order) stream.
     auto& known = I.known[s];
@@ -390,22 +377,22 @@ void track(KernelBuilder::Impl& I, int core, uint32_t s, uint32_t idx, const Ope
     auto& readers = I.buffers[b].readers;
     // Repeated reads of the same bytes by one stream: keep only the latest (in-order stream).
     bool merged = false;
-    for (size_t k = readers.size(); k-- > 0 && readers.size() - k <= 4;)
-      if (readers[k].stream == s && readers[k].box.covers(bx) && bx.covers(readers[k].box) && readers[k].set == set) {
-        readers[k].index = idx;
+    for (Access* r : readers.latest(4))
+      if (r->stream == s && r->box.covers(bx) && bx.covers(r->box) && r->set == set) {
+        r->index = idx;
         merged = true;
         break;
       }
-    if (!merged) readers.push_back({bx, set, s, idx});
+    if (!merged) readers.push({bx, set, s, idx});
   }
   for (auto& [b, bx, set] : wr) {
     Buffer& buf = I.buffers[b];
     // Only records whose every byte this write replaces: a later access meeting them meets
     // this write, which waited for them.
     auto covered = [&](const Access& a) { return bx.covers(a.box) && bytes_cover(set, a.set); };
-    buf.writers.erase(std::remove_if(buf.writers.begin(), buf.writers.end(), covered), buf.writers.end());
-    buf.readers.erase(std::remove_if(buf.readers.begin(), buf.readers.end(), covered), buf.readers.end());
-    buf.writers.push_back({bx, set, s, idx});
+    buf.writers.erase_near(bx, set, covered);
+    buf.readers.erase_near(bx, set, covered);
+    buf.writers.push({bx, set, s, idx});
   }
 }
 

@@ -6,6 +6,7 @@
 // nothing landed. Exact for none/add of distinct positions, max and min; mul is refused.
 #include <cmath>
 
+#include "trnsim/compiler/filled.h"
 #include "trnsim/compiler/op_unit.h"
 
 namespace trnsim::compiler {
@@ -103,7 +104,7 @@ bool decompose_elements(GraphEditor& e, const Node& n) {
   const ElemType it = g.tensor(n.inputs[1]).type;
   const auto st = row_major_strides(ds);
   // Flat position: the wrapped index times the axis's stride, plus the other coordinates'.
-  std::vector<double> base(static_cast<size_t>(U));
+  std::vector<double> base = filled(U, 0.0, fmt::format("node '{}': the flat positions of its {} indices", n.name, U));
   for (int64_t u = 0; u < U; ++u) {
     int64_t rem = u, off = 0;
     for (int64_t d = rank - 1; d >= 0; --d) {
