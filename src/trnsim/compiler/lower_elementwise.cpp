@@ -133,6 +133,11 @@ void apply_elementwise(KernelBuilder& kb, const Node& n, OpKind op, const View& 
       kb.tensor_scalar(tmp, tmp, AluOp::Mul, -1.0f, AluOp::IsGt, 0.0f);
       kb.tensor_tensor(tmp, tmp, *b, AluOp::Mul);
       kb.tensor_tensor(out, out, tmp, AluOp::Add);
+    } else if (op == OpKind::Mod && n.i("fmod", 0) == 0) {  // Mod-28 floor mod on floats: a select,
+      kb.tensor_tensor(tmp, out, *b, AluOp::Mul);           // as 0 * inf (r = 0, b = inf) is NaN
+      kb.tensor_scalar(tmp, tmp, AluOp::IsLt, 0.0f);
+      kb.select(tmp, tmp, *b, tmp);  // b where the signs differ, else the mask's 0
+      kb.tensor_tensor(out, out, tmp, AluOp::Add);
     }
     if (op == OpKind::Div && integral) truncate(kb, out, out, tmp);
     return;
