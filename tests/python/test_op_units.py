@@ -159,3 +159,11 @@ def test_cast_from_int4_input():
     x = np.arange(-8, 8).astype(ml_dtypes.int4)
     m = _model(h.make_node("Cast", ["x"], ["y"], to=T.FLOAT), [vi("x", T.INT4, [16])], [vi("y", T.FLOAT, [16])], opset=25)
     check(m, {"x": x})
+
+
+@pytest.mark.parametrize("op", ["DepthToSpace", "SpaceToDepth"])
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+def test_depth_space(op, mode):
+    shape, out = ([2, 8, 3, 5], [2, 2, 6, 10]) if op == "DepthToSpace" else ([2, 3, 4, 6], [2, 12, 2, 3])
+    m = _model(h.make_node(op, ["x"], ["y"], blocksize=2, mode=mode), [vi("x", T.FLOAT, shape)], [vi("y", T.FLOAT, out)], opset=28)
+    check(m, {"x": rand(*shape)})
