@@ -167,3 +167,13 @@ def test_depth_space(op, mode):
     shape, out = ([2, 8, 3, 5], [2, 2, 6, 10]) if op == "DepthToSpace" else ([2, 3, 4, 6], [2, 12, 2, 3])
     m = _model(h.make_node(op, ["x"], ["y"], blocksize=2, mode=mode), [vi("x", T.FLOAT, shape)], [vi("y", T.FLOAT, out)], opset=28)
     check(m, {"x": rand(*shape)})
+
+
+@pytest.mark.parametrize("policy", ["not_larger", "not_smaller"])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_keep_aspect_ratio_policy(policy, mode):
+    # sizes [7, 5] on a 4x6 image: one scale (min or max of 7/4, 5/6) for both axes
+    out = [1, 1, 3, 5] if policy == "not_larger" else [1, 1, 7, 11]
+    m = _model(h.make_node("Resize", ["x", "", "", "s"], ["y"], mode=mode, keep_aspect_ratio_policy=policy, axes=[2, 3]),
+               [vi("x", T.FLOAT, [1, 1, 4, 6])], [vi("y", T.FLOAT, out)], [nh.from_array(np.array([7, 5], np.int64), "s")])
+    check(m, {"x": rand(1, 1, 4, 6)}, rtol=1e-5, atol=1e-6)
