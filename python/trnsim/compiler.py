@@ -32,7 +32,8 @@ _NP_TYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.float32, "f64": np
 _MODES = ("functional", "timing")
 try:  # the narrow float types (fp8 e4m3fn / e5m2, fp4 e2m1); ml_dtypes comes with onnx
     import ml_dtypes as _mld
-    _NP_TYPES.update({"f8e4m3fn": _mld.float8_e4m3fn, "f8e5m2": _mld.float8_e5m2, "f4e2m1": _mld.float4_e2m1fn})
+    _NP_TYPES.update({"f8e4m3fn": _mld.float8_e4m3fn, "f8e5m2": _mld.float8_e5m2, "f4e2m1": _mld.float4_e2m1fn,
+                      "i4": _mld.int4, "u4": _mld.uint4, "i2": _mld.int2, "u2": _mld.uint2})
 except ImportError:  # pragma: no cover
     pass
 

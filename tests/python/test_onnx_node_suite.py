@@ -48,7 +48,14 @@ import onnx_node_suite as suite  # noqa: E402  (tests/python is on sys.path unde
 # Measured 2026-11-24 09:40 UTC with ConvTranspose, RNN/GRU/LSTM, NonZero, If, Loop (ops2):
 # 83.2% (1030 pass of 1884 overall; 982 cases of 127 ops in the supported set); the new ops pass
 # 33 of their 36 cases (If/Loop over sequences refused), 0 crash, 0 wrong.
-PASS_RATE_FLOOR = 0.80
+# Measured 2026-11-24 16:30 UTC (node90): 92.1% (954 of 1036 cases of the 133 ops in the
+# supported set; 84.3%, 873, before), 1140 of 1884 overall; 0 wrong, 0 crash. Added: Mod-28
+# (floor mod on floats), Range-27 (stash_type), Cast/CastLike to and from int4/uint4/int2/uint2.
+# Still refused: fp8 FNUZ and e8m0 casts, Resize cubic/tf_crop_and_resize/antialias,
+# sequences/optionals, BatchNormalization training_mode, opset-1 Not.
+# With DepthToSpace/SpaceToDepth (DCR, CRD): 92.2% (966 of 1048 cases of 137 ops), 1146 of 1884;
+# with Resize keep_aspect_ratio_policy: 92.6% (970 of 1048), 1150 of 1884; 0 wrong, 0 crash.
+PASS_RATE_FLOOR = 0.92
 
 # Cases the compiler gets wrong, or rejects with an error other than "unsupported:" on a valid
 # model, each with the reason: reported here, not hidden, and expected to shrink to nothing.

@@ -133,3 +133,47 @@ def test_scatter_elements(axis, reduction):
                [vi("d", T.FLOAT, [3, 5]), vi("i", T.INT64, list(idx.shape)), vi("u", T.FLOAT, list(idx.shape))], [vi("y", T.FLOAT, [3, 5])])
     check(m, {"d": data, "i": idx, "u": rand(*idx.shape)}, rtol=1e-6, atol=1e-6)
 
+
+
+def test_mod28_floor_mod_on_floats():
+    # Mod-28: fmod=0 on floats is numpy.mod (the divisor's sign), incl. an infinite divisor
+    a = np.array([5.5, -5.5, 5.5, -5.5, 0.0, -1.0, 1.0, 3.0, -7.25], np.float32)
+    b = np.array([2.0, 2.0, -2.0, -2.0, 3.0, np.inf, -np.inf, 1.5, 0.5], np.float32)
+    m = _model(h.make_node("Mod", ["a", "b"], ["y"], fmod=0), [vi("a", T.FLOAT, [9]), vi("b", T.FLOAT, [9])],
+               [vi("y", T.FLOAT, [9])], opset=28)
+    check(m, {"a": a, "b": b})
+
+
+@pytest.mark.parametrize("to", [T.INT4, T.UINT4, T.INT2, T.UINT2])
+@pytest.mark.parametrize("src", [T.FLOAT, T.INT8])
+def test_cast_to_sub_byte_ints_wraps(to, src):
+    # ONNX Cast to int4/uint4/int2/uint2 truncates and wraps into the range (-9 -> int4 7)
+    x = np.arange(-19, 19, dtype=np.float32) + (0.5 if src == T.FLOAT else 0.0)
+    x = x.astype(np.int8) if src == T.INT8 else x
+    m = _model(h.make_node("Cast", ["x"], ["y"], to=to), [vi("x", src, [38])], [vi("y", to, [38])], opset=25)
+    check(m, {"x": x})
+
+
+def test_cast_from_int4_input():
+    import ml_dtypes
+    x = np.arange(-8, 8).astype(ml_dtypes.int4)
+    m = _model(h.make_node("Cast", ["x"], ["y"], to=T.FLOAT), [vi("x", T.INT4, [16])], [vi("y", T.FLOAT, [16])], opset=25)
+    check(m, {"x": x})
+
+
+@pytest.mark.parametrize("op", ["DepthToSpace", "SpaceToDepth"])
+@pytest.mark.parametrize("mode", ["DCR", "CRD"])
+def test_depth_space(op, mode):
+    shape, out = ([2, 8, 3, 5], [2, 2, 6, 10]) if op == "DepthToSpace" else ([2, 3, 4, 6], [2, 12, 2, 3])
+    m = _model(h.make_node(op, ["x"], ["y"], blocksize=2, mode=mode), [vi("x", T.FLOAT, shape)], [vi("y", T.FLOAT, out)], opset=28)
+    check(m, {"x": rand(*shape)})
+
+
+@pytest.mark.parametrize("policy", ["not_larger", "not_smaller"])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_keep_aspect_ratio_policy(policy, mode):
+    # sizes [7, 5] on a 4x6 image: one scale (min or max of 7/4, 5/6) for both axes
+    out = [1, 1, 3, 5] if policy == "not_larger" else [1, 1, 7, 11]
+    m = _model(h.make_node("Resize", ["x", "", "", "s"], ["y"], mode=mode, keep_aspect_ratio_policy=policy, axes=[2, 3]),
+               [vi("x", T.FLOAT, [1, 1, 4, 6])], [vi("y", T.FLOAT, out)], [nh.from_array(np.array([7, 5], np.int64), "s")])
+    check(m, {"x": rand(1, 1, 4, 6)}, rtol=1e-5, atol=1e-6)

@@ -23,7 +23,7 @@ using isa::BinaryWriter;
 
 namespace {
 
-constexpr int kElemTypes = static_cast<int>(ElemType::Float8E8M0) + 1;
+constexpr int kElemTypes = static_cast<int>(ElemType::UInt2) + 1;
 constexpr size_t kHeaderFixed = 8 + 4;  // magic, version
 
 uint64_t fnv1a(std::string_view s) {

@@ -47,6 +47,12 @@ double decode_at(ElemType type, const char* b, size_t i) {
       const uint8_t byte = load<uint8_t>(b + i / 2);
       return numerics::decode(i % 2 ? byte >> 4 : byte & 0xF, numerics::DType::F4E2M1);
     }
+    case ElemType::Int4: case ElemType::UInt4: case ElemType::Int2: case ElemType::UInt2: {  // low bits first
+      const int bits = sub_byte_int_bits(type), per = 8 / bits;
+      const uint8_t byte = load<uint8_t>(b + i / per);
+      const int code = (byte >> (bits * static_cast<int>(i % per))) & ((1 << bits) - 1);
+      return wrap_sub_byte_int(type, code);  // two's complement for the signed ones
+    }
   }
   return 0;
 }

@@ -22,6 +22,8 @@ double round_to(ElemType t, double v) {
       const auto dt = narrow_dtype(t);
       return numerics::decode(numerics::encode(static_cast<float>(v), dt, o), dt);
     }
+    case ElemType::Int4: case ElemType::UInt4: case ElemType::Int2: case ElemType::UInt2:
+      return std::isfinite(v) ? wrap_sub_byte_int(t, std::trunc(v)) : 0;
     default: return std::isfinite(v) ? std::trunc(v) : 0;
   }
 }

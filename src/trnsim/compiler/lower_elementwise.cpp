@@ -133,6 +133,11 @@ void apply_elementwise(KernelBuilder& kb, const Node& n, OpKind op, const View& 
       kb.tensor_scalar(tmp, tmp, AluOp::Mul, -1.0f, AluOp::IsGt, 0.0f);
       kb.tensor_tensor(tmp, tmp, *b, AluOp::Mul);
       kb.tensor_tensor(out, out, tmp, AluOp::Add);
+    } else if (op == OpKind::Mod && n.i("fmod", 0) == 0) {  // Mod-28 floor mod on floats: a select,
+      kb.tensor_tensor(tmp, out, *b, AluOp::Mul);           // as 0 * inf (r = 0, b = inf) is NaN
+      kb.tensor_scalar(tmp, tmp, AluOp::IsLt, 0.0f);
+      kb.select(tmp, tmp, *b, tmp);  // b where the signs differ, else the mask's 0
+      kb.tensor_tensor(out, out, tmp, AluOp::Add);
     }
     if (op == OpKind::Div && integral) truncate(kb, out, out, tmp);
     return;
@@ -290,6 +295,16 @@ void lower_elementwise(LowerCtx& ctx) {
     } else if (to == ElemType::Bool) {
       elementwise_kernel(ctx, out, {ins[0]}, [&](const View& o, const std::vector<View>& t, const View&) {
         ctx.kb.tensor_scalar(o, t[0], AluOp::NotEqual, 0.0f);
+      });
+    } else if (sub_byte_int_bits(to)) {  // int4/uint4/int2/uint2: truncate, then wrap into [lo, lo + span)
+      const float span = sub_byte_int_bits(to) == 4 ? 16.0f : 4.0f;
+      const float lo = to == ElemType::Int4 ? -8.0f : to == ElemType::Int2 ? -2.0f : 0.0f;
+      elementwise_kernel(ctx, out, {ins[0]}, [&](const View& o, const std::vector<View>& t, const View& tmp) {
+        truncate(ctx.kb, o, t[0], tmp);
+        ctx.kb.tensor_scalar(o, o, AluOp::Sub, lo, AluOp::Mod, span);  // C fmod: the dividend's sign
+        ctx.kb.tensor_scalar(tmp, o, AluOp::IsLt, 0.0f, AluOp::Mul, span);
+        ctx.kb.tensor_tensor(o, o, tmp, AluOp::Add);
+        ctx.kb.tensor_scalar(o, o, AluOp::Add, lo);
       });
     } else if (is_integral(to) && !integral) {
       elementwise_kernel(ctx, out, {ins[0]}, [&](const View& o, const std::vector<View>& t, const View& tmp) {

@@ -47,6 +47,10 @@ ElemType elem_type(int t, const std::string& where) {
     case 17: return ElemType::Float8E4M3FN;
     case 19: return ElemType::Float8E5M2;
     case 23: return ElemType::Float4E2M1;
+    case 21: return ElemType::UInt4;
+    case 22: return ElemType::Int4;
+    case 25: return ElemType::UInt2;
+    case 26: return ElemType::Int2;
     default: break;
   }
   throw UnsupportedError(fmt::format("unsupported: element type {} ({})", t, where));
@@ -133,6 +137,8 @@ TensorInfo tensor_from_proto(const TensorProto& p, const std::string& where, Dat
   TensorInfo t;
   t.name = p.name();
   t.type = elem_type(p.data_type(), where);
+  if (sub_byte_int_bits(t.type))  // graph values and Cast targets only: their packed constants are not decoded
+    throw UnsupportedError(fmt::format("unsupported: {} constant '{}' ({})", elem_name(t.type), p.name(), where));
   for (auto d : p.dims()) t.shape.push_back(d);
   t.shape_known = true;
   // Checked (negative dims, overflow) before anything is sized from the shape; the values are

@@ -32,6 +32,7 @@ enum class OpKind : uint8_t {
   // the ops of the models users bring (issue 11)
   GatherND, CumSum, Trilu, ArgMax, ArgMin, TopK, OneHot, InstanceNormalization, GroupNormalization, Einsum,
   ScatterND, ScatterElements,
+  DepthToSpace, SpaceToDepth,  // ops/depth_space.cpp
   ConvTranspose, LSTM, GRU, RNN, NonZero, If, Loop,  // issue 11 item 2 (ops2)
   Im2col,  // made by Conv's decomposition (ops/conv.cpp), not an ONNX op
   ConvGemm,  // implicit-GEMM convolution made by Conv's decomposition (ops/conv_gemm.cpp)

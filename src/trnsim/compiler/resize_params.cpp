@@ -62,8 +62,9 @@ ResizeParams resize_params(const Graph& g, const Node& n, const Shape& in) {
     throw ShapeError(fmt::format("node '{}': Resize coordinate_transformation_mode '{}' is not an ONNX mode", n.name, ctm));
   if (nearest != "round_prefer_floor" && nearest != "round_prefer_ceil" && nearest != "floor" && nearest != "ceil")
     throw ShapeError(fmt::format("node '{}': Resize nearest_mode '{}' is not an ONNX mode", n.name, nearest));
-  if (n.s("keep_aspect_ratio_policy", "stretch") != "stretch")
-    refuse(n, "keep_aspect_ratio_policy = " + n.s("keep_aspect_ratio_policy", ""));
+  const std::string policy = n.s("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    throw ShapeError(fmt::format("node '{}': Resize keep_aspect_ratio_policy '{}' is not an ONNX policy", n.name, policy));
   std::vector<int64_t> axes = n.ints("axes", {});
   if (axes.empty())
     for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
@@ -84,6 +85,13 @@ ResizeParams resize_params(const Graph& g, const Node& n, const Shape& in) {
       if (sizes[i] < 1) throw ShapeError(fmt::format("node '{}': Resize size {} must be positive", n.name, sizes[i]));
       p.out[axes[i]] = sizes[i];
       scale[i] = static_cast<double>(sizes[i]) / static_cast<double>(in[axes[i]]);
+    }
+    if (policy != "stretch") {  // one scale for every listed axis (the least or the most), sizes rounded half up
+      const double s1 = policy == "not_larger" ? *std::min_element(scale.begin(), scale.end()) : *std::max_element(scale.begin(), scale.end());
+      for (size_t i = 0; i < axes.size(); ++i) {
+        scale[i] = s1;
+        p.out[axes[i]] = static_cast<int64_t>(s1 * static_cast<double>(in[axes[i]]) + 0.5);
+      }
     }
   } else {
     if (n.inputs.size() <= scales_at || n.inputs[scales_at].empty())

@@ -47,18 +47,19 @@ OpInfo row(OpKind k, std::string_view name, double (*f)(double, double, bool), i
 
 }  // namespace
 
-// Mod: fmod=1 (and every float) is C's fmod, the sign of the dividend; integers with fmod=0
-// take the sign of the divisor, as Python's % (ONNX Mod).
+// Mod: fmod=1 is C's fmod, the sign of the dividend; fmod=0 takes the sign of the divisor, as
+// Python's % (Mod-13 allows it on integers only; Mod-28 on floats too, as numpy.mod).
 void eval_mod(Graph& g, const Node& n, std::vector<double>& r) {
   const Shape& os = g.tensor(n.outputs[0]).shape;
   std::vector<std::vector<int64_t>> st{broadcast_strides(input(g, n, 0).shape, os), broadcast_strides(input(g, n, 1).shape, os)};
-  const bool python = is_integral(input(g, n, 0).type) && n.i("fmod", 0) == 0;
+  const bool python = n.i("fmod", 0) == 0;
   const auto& a = data(g, n.inputs[0]);
   const auto& b = data(g, n.inputs[1]);
   for_each_index(os, st, [&](int64_t i, const std::vector<int64_t>& off) {
     const double x = a[off[0]], y = b[off[1]];
     double m = std::fmod(x, y);
     if (python && m != 0 && ((m < 0) != (y < 0))) m += y;
+    if (python && m == 0) m = std::copysign(0.0, y);
     r[i] = m;
   });
 }
@@ -74,7 +75,6 @@ void register_binary_elementwise(OpRegistry& r) {
   auto mod = row(K::Mod, "Mod", [](double a, double b, bool) { return std::fmod(a, b); });
   mod.attributes = {"fmod"};
   mod.rules.eval = eval_mod;
-  mod.revised_after_opset23 = 28;  // Mod-28: new doc, changed meaning
   r.push_back(mod);
   auto max = row(K::Max, "Max", [](double a, double b, bool) { return ieee_maximum(a, b); }, 64);
   auto min = row(K::Min, "Min", [](double a, double b, bool) { return ieee_minimum(a, b); }, 64);

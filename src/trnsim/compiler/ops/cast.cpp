@@ -27,6 +27,10 @@ ElemType cast_target(const Node& n) {
     case 17: return ElemType::Float8E4M3FN;
     case 19: return ElemType::Float8E5M2;
     case 23: return ElemType::Float4E2M1;
+    case 21: return ElemType::UInt4;
+    case 22: return ElemType::Int4;
+    case 25: return ElemType::UInt2;
+    case 26: return ElemType::Int2;
     default: break;
   }
   throw UnsupportedError(fmt::format("unsupported: op Cast (attribute to={}) at node '{}'", n.i("to", 1), n.name));

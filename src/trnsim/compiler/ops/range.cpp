@@ -10,6 +10,10 @@ namespace trnsim::compiler {
 namespace {
 
 void infer(Graph& g, const Node& n) {
+  // Range-27's stash_type: the precision of float16/bfloat16 ranges; values are computed in
+  // double here and rounded once, as float (1) or double (11) stashing does for these sizes.
+  if (int st = static_cast<int>(n.i("stash_type", 1)); st != 1 && st != 11)
+    throw UnsupportedError(fmt::format("unsupported: op Range (attribute stash_type = {}; trnsim implements 1 and 11) at node '{}'", st, n.name));
   double s = const_scalar(g, n, 0, 0), l = const_scalar(g, n, 1, 0), d = const_scalar(g, n, 2, 1);
   // onnxruntime refuses these; a zero or NaN delta made a count of 0 or of undefined cast.
   if (!std::isfinite(s) || !std::isfinite(l) || !std::isfinite(d) || d == 0)
@@ -28,8 +32,7 @@ void eval(Graph& g, const Node& n, std::vector<double>& r) {
 }  // namespace
 
 void register_range(OpRegistry& r) {
-  r.push_back({.kind = OpKind::Range, .name = "Range", .cls = OpClass::Shape, .min_inputs = 3, .max_inputs = 3, .attributes = {},
-               .revised_after_opset23 = 27,  // Range-27: stash_type, new doc
+  r.push_back({.kind = OpKind::Range, .name = "Range", .cls = OpClass::Shape, .min_inputs = 3, .max_inputs = 3, .attributes = {"stash_type"},
                .rules = {.infer = infer, .eval = eval}});
 }
 
