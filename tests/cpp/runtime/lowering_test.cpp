@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "../compiler/onnx_model.h"
+#include "one_node_model.h"
 #include "trnsim/compiler/compile.h"
 #include "trnsim/compiler/onnx_import.h"
 #include "trnsim/hw/spec_loader.h"
@@ -125,11 +126,7 @@ TEST(Lowering, DeepWeightStationaryGroupFitsSbuf) {
   m.input("a", {2048, 12288}, onnx::TensorProto::BFLOAT16).input("w", {12288, 1152}, onnx::TensorProto::BFLOAT16);
   m.node("MatMul", {"a", "w"}, {"y"});
   m.output("y");
-  compiler::CompileOptions o;
-  o.cores = 1;
-  o.policy = compiler::DTypePolicy::BF16;
-  o.timing_only = true;
-  EXPECT_NO_THROW(compiler::compile(compiler::import_onnx_bytes(m.bytes()), hw::load_chip("trn1"), o));
+  EXPECT_NO_THROW(testing::compile_one_core(m, hw::load_chip("trn1"), compiler::DTypePolicy::BF16, true));
 }
 
 TEST(Lowering, Bf16PolicyRoundsMatmulOperandsOnly) {

@@ -43,11 +43,7 @@ TEST(MatmulOneTile, WholeWeightIsResidentSoNoWeightLoadWaitsInTheKernel) {
   m.node("MatMul", {"a", "w"}, {"mm"});
   m.node("Add", {"mm", "bias"}, {"y"});
   m.output("y");
-  compiler::CompileOptions o;
-  o.cores = 1;
-  o.policy = compiler::DTypePolicy::BF16;
-  o.timing_only = true;
-  auto cm = compiler::compile(compiler::import_onnx_bytes(m.bytes()), hw::load_chip("trn1"), o);
+  auto cm = testing::compile_one_core(m, hw::load_chip("trn1"), compiler::DTypePolicy::BF16, true);
   int64_t weight_bytes = 0, weight_loads = 0, waiting = 0;
   for (const auto& seg : cm.segments) {
     const int wi = seg.program.tensor_index("w");

@@ -48,9 +48,7 @@ TEST(OnChipMovement, LargeTransposeOfTheLastTwoAxesRunsOnTensorE) {
   m.output("y");
   auto x = values(B * R * C, 54);
   const hw::ChipSpec chip = hw::load_chip("inf2");
-  compiler::CompileOptions o;
-  o.cores = 1;
-  auto cm = compiler::compile(compiler::import_onnx_bytes(m.bytes()), chip, o);
+  auto cm = testing::compile_one_core(m, chip);
   const auto out = LoadedModel(cm, chip).run({{"x", x}}, core::Mode::Functional);
   const auto& got = out.outputs.at("y");
   for (int b = 0; b < B; ++b)

@@ -64,14 +64,20 @@ inline double bf16(float x) {  // round to nearest even
   return double(x);
 }
 
-// Compiles for one NeuronCore of `chip` and runs in `mode`.
-inline RunOutput run_one_core(const OnnxModel& om, const hw::ChipSpec& chip, const std::map<std::string, std::vector<float>>& in,
-                              compiler::DTypePolicy policy = compiler::DTypePolicy::FP32, core::Mode mode = core::Mode::Functional) {
+// Compiles for one NeuronCore of `chip`.
+inline compiler::CompiledModel compile_one_core(const OnnxModel& om, const hw::ChipSpec& chip,
+                                                compiler::DTypePolicy policy = compiler::DTypePolicy::FP32, bool timing_only = false) {
   compiler::CompileOptions o;
   o.cores = 1;
   o.policy = policy;
-  o.timing_only = mode == core::Mode::Timing;
-  auto cm = compiler::compile(compiler::import_onnx_bytes(om.bytes()), chip, o);
+  o.timing_only = timing_only;
+  return compiler::compile(compiler::import_onnx_bytes(om.bytes()), chip, o);
+}
+
+// Compiles for one NeuronCore of `chip` and runs in `mode`.
+inline RunOutput run_one_core(const OnnxModel& om, const hw::ChipSpec& chip, const std::map<std::string, std::vector<float>>& in,
+                              compiler::DTypePolicy policy = compiler::DTypePolicy::FP32, core::Mode mode = core::Mode::Functional) {
+  auto cm = compile_one_core(om, chip, policy, mode == core::Mode::Timing);
   return LoadedModel(cm, chip).run(in, mode);
 }
 
