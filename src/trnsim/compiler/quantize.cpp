@@ -150,7 +150,6 @@ struct Rewriter {
   }
 
   void matmul(const Node& n) {
-    const Shape ws = g.tensor(n.inputs[1]).shape;
     std::pair<std::string, std::string> cs;
     if (!weight_codes(n, cs)) return;
     const auto& [c, sc] = cs;
