@@ -193,25 +193,9 @@ TrainStep gpu_train_step(const ModelDesc& model, const TrainConfig& c, const hw:
     gather = std::max(gather, gathers[r]);
     out.dp_comm_ns = std::max(out.dp_comm_ns, dp_comm[r]);
   }
-  size_t br = 0;  // the busiest pipeline rank
-  for (size_t r = 0; r < fwd.size(); ++r)
-    if (fwd[r] + bwd[r] > fwd[br] + bwd[br]) br = r;
-  const double passes = double(m) * v;
-  const double comm_in_passes = passes * (comm_fwd[br] + comm_bwd[br]);
-  out.step_ns = pt.makespan_ns + dp_exposed + gather + opt;
-  out.bubble_ns = pt.makespan_ns - pt.busy_ns;
-  out.compute_ns = pt.busy_ns - comm_in_passes;
-  out.exposed_comm_ns = comm_in_passes + dp_exposed + gather;
-  out.optimizer_ns = opt;
-  out.forward_ns = fwd[br] * v;
-  out.backward_ns = bwd[br] * v;
-  out.pp_send_ns = c.pp > 1 ? p2p.time_ns * 2 * passes : 0.0;
-  out.dp_exposed_ns = dp_exposed;
-  out.zero_gather_ns = gather;
-  out.bubble_fraction = pt.bubble_fraction;
-  out.model_flops = train_flops_per_token(model, c.seq) * double(c.global_batch) * c.seq;
   const double peak = system.gpu.peak(c.dtype == "fp8" ? numerics::DType::F8E4M3 : numerics::DType::BF16).value() * 1e12;
-  out.mfu = out.model_flops / (out.step_ns * 1e-9) / (double(l.chips) * peak);
+  fill_step_times(out, c, model, pt, {fwd, bwd, comm_fwd, comm_bwd, dp_exposed, gather, opt}, v, p2p.time_ns, peak);
+  const double passes = double(m) * v;
   out.params_total = model_stats(model).total;
   out.fabric = fab.describe();
   // Pipeline sends (activations forward, their gradients back) across pp - 1 boundaries, then

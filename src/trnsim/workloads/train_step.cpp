@@ -24,6 +24,29 @@ int64_t stage_moe_layer_count(const ModelDesc& m, int pp, int r) {
   return moe;
 }
 
+void fill_step_times(TrainStep& out, const TrainConfig& c, const ModelDesc& model, const PipelineTiming& pt,
+                     const StageTimes& s, int virtual_stages, double p2p_ns, double peak_flops) {
+  const int v = virtual_stages;
+  size_t br = 0;  // the busiest pipeline rank
+  for (size_t r = 0; r < s.fwd.size(); ++r)
+    if (s.fwd[r] + s.bwd[r] > s.fwd[br] + s.bwd[br]) br = r;
+  const double passes = double(out.layout.micro_batches) * v;
+  const double comm_in_passes = passes * (s.comm_fwd[br] + s.comm_bwd[br]);
+  out.step_ns = pt.makespan_ns + s.dp_exposed_ns + s.gather_ns + s.optimizer_ns;
+  out.bubble_ns = pt.makespan_ns - pt.busy_ns;
+  out.compute_ns = pt.busy_ns - comm_in_passes;
+  out.exposed_comm_ns = comm_in_passes + s.dp_exposed_ns + s.gather_ns;
+  out.optimizer_ns = s.optimizer_ns;
+  out.forward_ns = s.fwd[br] * v;
+  out.backward_ns = s.bwd[br] * v;
+  out.pp_send_ns = c.pp > 1 ? p2p_ns * 2 * passes : 0.0;
+  out.dp_exposed_ns = s.dp_exposed_ns;
+  out.zero_gather_ns = s.gather_ns;
+  out.bubble_fraction = pt.bubble_fraction;
+  out.model_flops = train_flops_per_token(model, c.seq) * (double(c.global_batch) * c.seq);
+  out.mfu = out.model_flops / (out.step_ns * 1e-9) / (double(out.layout.chips) * peak_flops);
+}
+
 namespace {
 
 double exposed(double comm, double window, int64_t layers) { return exposed_comm_ns(comm, window, layers); }
@@ -242,29 +265,12 @@ TrainStep train_step(const ModelDesc& model, const TrainConfig& c, const hw::Sys
     }
     out.dp_comm_ns = std::max(out.dp_comm_ns, s.dp_comm[r]);
   }
-  size_t br = 0;  // the busiest pipeline rank
-  for (size_t r = 0; r < s.fwd.size(); ++r)
-    if (s.fwd[r] + s.bwd[r] > s.fwd[br] + s.bwd[br]) br = r;
-  const double passes = double(l.micro_batches) * v;
-  const double comm_in_passes = passes * (s.comm_fwd[br] + s.comm_bwd[br]);
-  out.step_ns = pt.makespan_ns + dp_exposed + gather + opt;
-  out.bubble_ns = pt.makespan_ns - pt.busy_ns;
-  out.compute_ns = pt.busy_ns - comm_in_passes;
-  out.exposed_comm_ns = comm_in_passes + dp_exposed + gather;
-  out.optimizer_ns = opt;
-  out.forward_ns = s.fwd[br] * v;
-  out.backward_ns = s.bwd[br] * v;
-  out.recompute_ns = s.recompute;
-  out.tp_comm_ns = s.tp, out.ep_comm_ns = s.ep, out.cp_comm_ns = s.cp;
-  out.pp_send_ns = c.pp > 1 ? p2p * 2 * passes : 0.0;
-  out.dp_exposed_ns = dp_exposed;
-  out.zero_gather_ns = gather;
-  out.bubble_fraction = pt.bubble_fraction;
-  const double tokens = double(c.global_batch) * c.seq;
-  out.model_flops = train_flops_per_token(model, c.seq) * tokens;
   const double peak = system.chip.peak_tflops(c.dtype == "fp8" ? numerics::DType::F8E4M3 : numerics::DType::BF16)
                           .value() * 1e12;
-  out.mfu = out.model_flops / (out.step_ns * 1e-9) / (double(l.chips) * peak);
+  fill_step_times(out, c, model, pt, {s.fwd, s.bwd, s.comm_fwd, s.comm_bwd, dp_exposed, gather, opt}, v, p2p, peak);
+  out.recompute_ns = s.recompute;
+  out.tp_comm_ns = s.tp, out.ep_comm_ns = s.ep, out.cp_comm_ns = s.cp;
+  const double passes = double(l.micro_batches) * v;
   out.params_total = x.stats.total;
   out.fabric = fab.describe();
   // Pipeline sends: each micro-batch's activations (and their gradients) cross pp - 1 stage

@@ -7,10 +7,12 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "trnsim/hw/chip_spec.h"
 #include "trnsim/workloads/train_comm.h"
 #include "trnsim/workloads/train_layer_cost.h"
+#include "trnsim/workloads/pipeline_schedule.h"
 #include "trnsim/workloads/train_memory.h"
 
 namespace trnsim::workloads {
@@ -56,6 +58,17 @@ double exposed_comm_ns(double comm, double window, int64_t layers);
 // Layers of pipeline stage r of pp (the first stages take the remainder), and its MoE layers.
 int64_t stage_layer_count(const ModelDesc& m, int pp, int r);
 int64_t stage_moe_layer_count(const ModelDesc& m, int pp, int r);
+
+// Each pipeline rank's pass times per micro-batch (and their collective share), and what the
+// step adds after the pipeline: the exposed data-parallel reduction, ZeRO's gather, the optimizer.
+struct StageTimes {
+  std::vector<double> fwd, bwd, comm_fwd, comm_bwd;
+  double dp_exposed_ns = 0, gather_ns = 0, optimizer_ns = 0;
+};
+// The step's time breakdown, busiest-rank figures and MFU from the pipeline's timing, shared by
+// the Trainium and GPU steps; `peak_flops` is one chip's dense peak (FLOP/s).
+void fill_step_times(TrainStep& out, const TrainConfig& c, const ModelDesc& model, const PipelineTiming& pt,
+                     const StageTimes& s, int virtual_stages, double p2p_ns, double peak_flops);
 
 TrainStep train_step(const ModelDesc& model, const TrainConfig& c, const hw::SystemSpec& system,
                      const StepCostFactory& factory, const TrainConditions& conditions = {});
