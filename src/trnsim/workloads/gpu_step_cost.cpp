@@ -175,19 +175,23 @@ void GpuStepCost::attention(Tally& t, const StepBatch& b) const {
   const auto& e = s_.gpu.efficiency;
   const double heads = static_cast<double>(m_.heads) / d_.tp;
   const double kv_token = 2.0 * static_cast<double>(m_.kv_heads) / static_cast<double>(kv_shards_) * hd_ * kvbytes_;
-  double flops = 0, bytes = 0, prefill_flops = 0;
+  // Context (prefill) and generation (decode) attention are separate kernels that run one after
+  // the other in an iteration (TensorRT-LLM's attention op: enqueueContext, then enqueueGeneration),
+  // so their times add; each is bound by its own FLOPs or KV bytes.
+  double prefill_flops = 0, prefill_bytes = 0, decode_flops = 0, decode_bytes = 0;
   for (const auto& p : b.prefills) {
     const double n = static_cast<double>(p.tokens), ctx = static_cast<double>(p.context);
     prefill_flops += 4 * n * (ctx + 0.5 * n) * heads * hd_;  // QK^T and PV, causal
-    bytes += (ctx + n) * kv_token;
+    prefill_bytes += (ctx + n) * kv_token;
   }
   for (int64_t ctx : b.decode_contexts) {
-    flops += 4 * static_cast<double>(ctx + 1) * heads * hd_;
-    bytes += static_cast<double>(ctx + 1) * kv_token;
+    decode_flops += 4 * static_cast<double>(ctx + 1) * heads * hd_;
+    decode_bytes += static_cast<double>(ctx + 1) * kv_token;
   }
-  t.attention_s += std::max(prefill_flops / (peak_ * e.attention), bytes / (bw() * e.memory));
-  t.flops += flops + prefill_flops;
-  t.hbm_bytes += bytes;
+  t.attention_s += std::max(prefill_flops / (peak_ * e.attention), prefill_bytes / (bw() * e.memory)) +
+                   decode_bytes / (bw() * e.memory);
+  t.flops += decode_flops + prefill_flops;
+  t.hbm_bytes += prefill_bytes + decode_bytes;
 }
 
 void GpuStepCost::other(Tally& t, double bytes) const {

@@ -3,8 +3,8 @@
 // (configs/gpus), with efficiency curves by op kind and size:
 //   GEMM       max(FLOPs / (peak x gemm_max x rows / (rows + gemm_half_rows)),
 //                  (weights + activations) / (HBM x memory))     -- efficiency rises with rows
-//   attention  prefill: max(FLOPs / (peak x attention), KV bytes / (HBM x memory));
-//              decode: KV bytes / (HBM x memory)                 -- memory-bound
+//   attention  prefill: max(FLOPs / (peak x attention), KV bytes / (HBM x memory)), plus
+//              decode: KV bytes / (HBM x memory)                 -- separate kernels, times add
 //   other      norms, RoPE, activations, residuals: bytes / (HBM x memory)
 //   launches   kernels_per_layer x layers x kernel_launch, plus step_overhead per iteration
 //   TP         two all-reduces per layer: collective_latency + 2(tp-1)/tp x bytes / (NVLink/2 x nvlink)

@@ -60,6 +60,27 @@ TEST(GpuStepCost, BatchOneDecodeIsHbmBound) {
   EXPECT_GT(r.energy.value(), 0);
 }
 
+// Context and generation attention are separate kernels in one iteration: their times add.
+// Closed forms: decode attention reads each sequence's KV (ctx + 1 tokens x 2 x kv_heads x
+// head_dim x 1 byte x layers) at the HBM bound; a 4096-token prefill from context 0 is bound by its
+// causal FLOPs (4 n (n/2) heads head_dim x layers) at the attention fraction of the fp8 peak.
+TEST(GpuStepCost, ContextAndGenerationAttentionTimesAdd) {
+  const hw::GpuSystemSpec s = hw::load_gpu_system("p5.48xlarge");
+  const auto& e = s.gpu.efficiency;
+  const auto c = make_gpu_step_cost(llama_8b(), fp8("p5.48xlarge", 1));
+  StepBatch decode, prefill, mixed;
+  decode.decode_contexts.assign(64, 8191);
+  prefill.prefills.push_back({4096, 0});
+  mixed.decode_contexts = decode.decode_contexts;
+  mixed.prefills = prefill.prefills;
+  const double layers = 32, kv_token = 2 * 8 * 128 * 1.0;
+  const double want_decode = 64 * 8192 * kv_token * layers / (3.35e12 * e.memory);
+  const double want_prefill = 4 * 4096 * 2048.0 * 32 * 128 * layers / (1979e12 * e.attention);
+  EXPECT_NEAR(c->step(decode).attention.value() * 1e-9 / want_decode, 1.0, 1e-6);
+  EXPECT_NEAR(c->step(prefill).attention.value() * 1e-9 / want_prefill, 1.0, 1e-6);
+  EXPECT_NEAR(c->step(mixed).attention.value() * 1e-9 / (want_decode + want_prefill), 1.0, 1e-6);
+}
+
 TEST(GpuStepCost, RejectsWhatDoesNotFit) {
   Deployment d = fp8("p5.48xlarge", 1);
   d.weights = d.dtype = "bf16";
