@@ -112,6 +112,8 @@ def print_breakdown(d: dict) -> None:
     for k in ("matmul", "attention", "collective", "other"):
         print(f"  {k:<11} {1e3 * d['sim_s'][k]:>13.2f} {d['sim_s'][k] / d['step_time_s']:>6.1%} {1e3 * d['public_s'][k]:>17.2f}")
     print(f"  {'step':<11} {1e3 * d['step_time_s']:>13.2f} {'':>6} {1e3 * d['public_step_time_s']:>17.2f}")
+    print(f"  output tokens/s per GPU: simulated {d['batch'] / d['step_time_s'] / d['tp']:.0f}, at the public figures "
+          f"{d['batch'] / d['public_step_time_s'] / d['tp']:.0f}")
     print(f"  simulated GEMM efficiency {d['sim_gemm_efficiency']:.1%} of the dense fp8 peak (public large-M figure "
           f"{PUBLIC['gemm']:.0%}); prefill attention {d['prefill_attention_tflops']:.1f} TFLOP, decode KV "
           f"{d['decode_kv_gb']:.1f} GB; launches + iteration overhead {1e3 * d['launch_and_overhead_s']:.2f} ms")
