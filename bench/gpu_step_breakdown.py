@@ -101,6 +101,35 @@ def breakdown(model: str, system: str, tp: int, n_in: int, n_out: int) -> dict:
             "launch_and_overhead_s": launches_s}
 
 
+def gemm_by_size(model: str = "llama-2-70b", system: str = "p5.48xlarge", tp: int = 2) -> list[dict]:
+    """The baseline's GEMM throughput by rows for the model's per-GPU shapes, beside the weight-
+    streaming bound (every fp8 weight once through HBM at full bandwidth) and the dense peak."""
+    from trnsim import _core
+    s, peak = model_shape(model), PEAK[(system, "fp8")]
+    bw = hbm_bps(gpu_yaml(system))
+    shapes = {"qkv": (s["h"], (s["heads"] + 2 * s["kv"]) * s["hd"] // tp), "o": (s["heads"] * s["hd"] // tp, s["h"]),
+              "gate+up": (s["h"], 2 * s["inter"] // tp), "down": (s["inter"] // tp, s["h"])}
+    out = []
+    for rows in (16, 64, 188, 512, 1667, 4096, 16384):
+        for name, (k, n) in shapes.items():
+            g = json.loads(_core.gpu.gemm(model, system, tp, "fp8", rows, k, n))
+            out.append({"rows": rows, "gemm": name, "k": k, "n": n, "tflops": g["tflops"],
+                        "fraction_of_peak": g["tflops"] * 1e12 / peak,
+                        "hbm_bound_tflops": 2 * rows * k * n / (k * n / bw) / 1e12})
+    return out
+
+
+def print_gemm_by_size(rows: list[dict]) -> None:
+    print("\nGEMM throughput by size (llama-2-70b per-GPU shapes at tp2 on H100, fp8), TFLOP/s (% of dense peak);"
+          "\n  'HBM bound' = the weights once through HBM at the full 3.35 TB/s; public large-M figure ~1,300-1,550")
+    names = list(dict.fromkeys(r["gemm"] for r in rows))
+    print(f"  {'rows':>6} " + " ".join(f"{n:>17}" for n in names) + f" {'HBM bound':>10}")
+    for m in dict.fromkeys(r["rows"] for r in rows):
+        cells = [r for r in rows if r["rows"] == m]
+        print(f"  {m:>6} " + " ".join(f"{c['tflops']:>9.0f} ({c['fraction_of_peak']:>4.0%})" for c in cells) +
+              f" {cells[0]['hbm_bound_tflops']:>10.0f}")
+
+
 def implied_mfu(model: str, system: str, gpus: int, n_in: int, n_out: int, tokens_per_s: float, dtype: str = "fp8") -> float:
     return tokens_per_s * flops_per_output_token(model_shape(model), n_in, n_out) / (gpus * PEAK[(system, dtype)])
 
@@ -149,11 +178,13 @@ def main() -> None:
         mfu.append({"row": r["row"], "published": r["published"],
                     "published_mfu": implied_mfu(r["model"], r["system"], r["gpus"], r["input_tokens"], r["output_tokens"], r["published"], r["dtype"]),
                     "simulated_mfu": implied_mfu(r["model"], r["system"], r["gpus"], r["input_tokens"], r["output_tokens"], r["simulated"], r["dtype"])})
+    sizes = gemm_by_size()
     if a.json:
-        print(json.dumps({"breakdown": parts, "implied_mfu": mfu}, indent=2))
+        print(json.dumps({"breakdown": parts, "gemm_by_size": sizes, "implied_mfu": mfu}, indent=2))
         return
     for d in parts:
         print_breakdown(d)
+    print_gemm_by_size(sizes)
     print("\nEnd-to-end model-FLOPs utilisation (of the dense peak of the row's dtype) implied by each published figure (and by the simulation)")
     print(f"  {'row':<52} {'published':>10} {'MFU pub':>8} {'MFU sim':>8}")
     for m in mfu:

@@ -47,12 +47,28 @@ std::string offline(const std::string& model, const std::string& system, int tp,
       .dump();
 }
 
+// One GEMM of rows x k by k x n on each of tp GPUs at the baseline's efficiency curve (time and the
+// dense-peak fraction it reaches), for bench/gpu_step_breakdown.py's efficiency-by-size table.
+std::string gemm(const std::string& model, const std::string& system, int tp, const std::string& dtype, double rows,
+                 double k, double n) {
+  Deployment d;
+  d.system = system;
+  d.tp = tp;
+  d.dtype = d.weights = d.kv_dtype = dtype;
+  const auto cost = make_gpu_step_cost(load_model(model), d);
+  const auto& g = dynamic_cast<const GpuStepCost&>(*cost);
+  const double t = g.gemm_cost(rows, k, n).time.value() * 1e-9;
+  return nlohmann::json{{"kind", "kernel"}, {"time_s", t}, {"tflops", 2 * rows * k * n / t / 1e12}}.dump();
+}
+
 void bind(nb::module_& root) {
   nb::module_ m = root.def_submodule("gpu", "GPU baseline (per-op roofline)");
   m.def("offline", &offline, nb::arg("model"), nb::arg("system"), nb::arg("tp"), nb::arg("dtype"), nb::arg("weights"),
         nb::arg("kv_dtype"), nb::arg("input_tokens"), nb::arg("output_tokens"), nb::arg("max_batch") = 2048,
         nb::arg("max_num_tokens") = 8192,
         "Offline (max-load) throughput of a model on a GPU system; JSON text");
+  m.def("gemm", &gemm, nb::arg("model"), nb::arg("system"), nb::arg("tp"), nb::arg("dtype"), nb::arg("rows"), nb::arg("k"),
+        nb::arg("n"), "One GEMM (rows x k by k x n per GPU) at the GPU baseline's efficiency; JSON text");
 }
 
 trnsim::bindings::Register reg{80, bind};
