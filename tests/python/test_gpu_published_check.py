@@ -51,3 +51,17 @@ def test_every_check_row_names_its_source_and_reruns_independently(bench):
             one = trnsim.gpu_offline(r["model"], r["system"], tp=r["tp"], dtype=r["dtype"], kv_dtype="fp8",
                                      input_tokens=r["input_tokens"], output_tokens=r["output_tokens"])
             assert r["simulated"] == pytest.approx(one["output_tokens_per_s"] * r["gpus"] / r["tp"], rel=1e-12)
+
+
+def test_one_gemm_binding_matches_the_efficiency_curve():
+    import json
+    import yaml
+    from trnsim import _core
+    eff = yaml.safe_load((REPO / "configs/gpus/h100.yaml").read_text())["efficiency"]
+    # Compute-bound at 4096 rows: 1,979 TFLOP/s x gemm_max x rows / (rows + gemm_half_rows).
+    g = json.loads(_core.gpu.gemm("llama-2-70b", "p5.48xlarge", 2, "fp8", 4096, 8192, 28672))
+    assert g["tflops"] == pytest.approx(1979 * eff["gemm_max"] * 4096 / (4096 + eff["gemm_half_rows"]), rel=1e-9)
+    # HBM-bound at 16 rows: fp8 weights plus bf16 activations at the memory efficiency of 3.35 TB/s.
+    g = json.loads(_core.gpu.gemm("llama-2-70b", "p5.48xlarge", 2, "fp8", 16, 8192, 28672))
+    want_s = (8192 * 28672 + 16 * (8192 + 28672) * 2) / (3.35e12 * eff["memory"])
+    assert g["time_s"] == pytest.approx(want_s, rel=1e-9)
