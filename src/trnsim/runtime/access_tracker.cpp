@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "trnsim/runtime/access_cell_index.h"
 
@@ -125,9 +126,33 @@ void AccessTracker::conflicts(const MemAccess& a, Deps& deps) const {
 }
 
 void AccessTracker::record(const std::vector<Record>& records, uint32_t kernel) {
+  // Of the records of one stream, kind and byte range only the latest counts (a tile ring's
+  // slots are met thousands of times a kernel): one each, in first-seen order.
+  struct Key {
+    uint64_t region;
+    int64_t lo, hi;
+    uint32_t stream;
+    bool write;
+    bool operator==(const Key&) const = default;
+  };
+  struct Hash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = k.region * 0x9E3779B97F4A7C15ull;
+      for (uint64_t v : {static_cast<uint64_t>(k.lo), static_cast<uint64_t>(k.hi), uint64_t{k.stream} * 2 + k.write})
+        h = (h ^ v) * 0x100000001B3ull + (h >> 29);
+      return static_cast<size_t>(h);
+    }
+  };
+  std::unordered_map<Key, size_t, Hash> latest;
+  std::vector<const Record*> kept;
+  for (const Record& r : records) {
+    if (r.access.lo >= r.access.hi) continue;
+    auto [it, fresh] = latest.emplace(Key{r.access.region, r.access.lo, r.access.hi, r.stream, r.access.write}, kept.size());
+    if (fresh) kept.push_back(&r);
+    else if (kept[it->second]->pos < r.pos) kept[it->second] = &r;
+  }
   std::map<uint64_t, std::vector<const Record*>> by_region;
-  for (const Record& r : records)
-    if (r.access.lo < r.access.hi) by_region[r.access.region].push_back(&r);
+  for (const Record* r : kept) by_region[r->access.region].push_back(r);
   for (const auto& [region, recs] : by_region) apply(regions_[region], recs, kernel);
 }
 
