@@ -82,13 +82,15 @@ def main() -> None:
     import tempfile
     tmp = Path(tempfile.mkdtemp())
     model = relu(tmp)
-    for f in sorted(p for p in (REG / "onnx").iterdir() if not p.name.startswith(".")):
-        cli(f"onnx/{f.name} run", "run", str(f))
-        cli(f"onnx/{f.name} run --timing-only", "run", str(f), "--timing-only")
-        cli(f"onnx/{f.name} compile", "compile", str(f), "-o", str(tmp / "out.tpg"))
-        cli(f"onnx/{f.name} convert", "convert", str(f), "--quantize", "int8", "-o", str(tmp / "out2.tpg"))
+    onnx = [p for d in ("onnx", "onnx_run") for p in (REG / d).iterdir() if not p.name.startswith(".")]
+    for f in sorted(onnx):
+        name = f"{f.parent.name}/{f.name}"
+        cli(f"{name} run", "run", str(f))
+        cli(f"{name} run --timing-only", "run", str(f), "--timing-only")
+        cli(f"{name} compile", "compile", str(f), "-o", str(tmp / "out.tpg"))
+        cli(f"{name} convert", "convert", str(f), "--quantize", "int8", "-o", str(tmp / "out2.tpg"))
         data = f.read_bytes()
-        py(f"onnx/{f.name} compile_onnx().run", lambda: trnsim.compile_onnx(data).run(zeros_for(data)))
+        py(f"{name} compile_onnx().run", lambda: trnsim.compile_onnx(data).run(zeros_for(data)))
     for f in sorted(p for p in (REG / "tpg").iterdir() if not p.name.startswith(".")):
         cli(f"tpg/{f.name} run", "run", str(f))
         cli(f"tpg/{f.name} run --timing-only", "run", str(f), "--timing-only")

@@ -7,6 +7,9 @@ onnx: every ONNX backend node-test model shipped with the onnx wheel (the same c
 Round 3 adds (seeds and a mutator the earlier campaigns did not use): onnx: every axis-taking
 op on a rank-0 input and on a huge dim, and OUT/onnx.dict, a libFuzzer dictionary of the ONNX
 op and attribute names (plain and as their protobuf fields), for `-dict=`.
+Round 5 adds OUT/onnx_models/: whole-model graphs (the nine light_* CNNs of the onnx wheel and
+a transformer-style MLP block), many kernels each, so the onnx_run target's linker meets
+cross-kernel dependencies (the node tests are mostly one node, one kernel).
 Usage: python fuzz/make_seeds.py OUT"""
 import hashlib
 import io
@@ -67,6 +70,26 @@ def shape_seeds(out: Path) -> None:
                 g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
                                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=extra)
                 write(out / "onnx", helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+
+
+def model_seeds(out: Path) -> None:
+    """Whole-model graphs: the onnx wheel's light_* models and a LayerNorm-MatMul-Gelu-MatMul-
+    residual-Softmax block with a symbolic batch."""
+    import onnx
+    from onnx import TensorProto, helper
+    light = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+    for f in sorted(light.glob("light_*.onnx")):
+        write(out / "onnx_models", f.read_bytes())
+    rng = np.random.default_rng(5)
+    w = lambda n, *shape: helper.make_tensor(n, TensorProto.FLOAT, shape, rng.standard_normal(shape).ravel() * 0.1)  # noqa: E731
+    nodes = [helper.make_node("LayerNormalization", ["x", "g", "b"], ["n"], axis=-1),
+             helper.make_node("MatMul", ["n", "w1"], ["h"]), helper.make_node("Gelu", ["h"], ["a"]),
+             helper.make_node("MatMul", ["a", "w2"], ["o"]), helper.make_node("Add", ["o", "x"], ["r"]),
+             helper.make_node("Softmax", ["r"], ["y"], axis=-1)]
+    g = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", 128, 256])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          initializer=[w("g", 256), w("b", 256), w("w1", 256, 1024), w("w2", 1024, 256)])
+    write(out / "onnx_models", helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)]).SerializeToString())
 
 
 def varint(n: int) -> bytes:
@@ -165,13 +188,14 @@ def main() -> None:
     out = Path(sys.argv[1])
     cases = onnx_seeds(out)
     shape_seeds(out)
+    model_seeds(out)
     onnx_dict(out)
     tpg_seeds(out, cases)
     yaml_seeds(out)
     npz_seeds(out)
     serve_seeds(out)
     sweep_seeds(out)
-    for t in ("onnx", "tpg", "yaml", "npz", "serve", "sweep"):
+    for t in ("onnx", "onnx_models", "tpg", "yaml", "npz", "serve", "sweep"):
         print(f"make_seeds: {len(list((out / t).glob('*')))} {t} seeds in {out / t}")
 
 

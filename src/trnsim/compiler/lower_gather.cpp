@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "trnsim/common/checked.h"
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/lower_matmul.h"
@@ -30,6 +31,8 @@ void lower_gather(LowerCtx& ctx) {
   if (T == 0 || D == 0) return;
   if (V < 1) throw ShapeError(fmt::format("Gather '{}': indices into an empty table", n.name));
   auto& kb = ctx.kb;
+  // Four instructions per 128 indices: refused up front, before millions are built.
+  kb.expect_instructions(checked_mul(T / 128 + (T % 128 != 0), 4, "Gather instruction count"));
   const kernels::Tensor& table = ctx.hbm_shaped(n.inputs[0], {V, D});
   // Declared [T, 1] and [T, D], so a tile of indices or output rows is a slice of the first axis.
   const kernels::Tensor& idx = ctx.hbm_shaped(n.inputs[1], {T, 1});

@@ -56,12 +56,13 @@ void DependencyLinker::append(std::vector<Instruction>& dst, const std::vector<I
     for (; i < waits.size(); ++i) ins.sync.add_wait(kPlaceholder + waits[i].first, waits[i].second);
     const auto pos = static_cast<uint32_t>(dst.size());
     dst.push_back(ins);
-    for (const MemAccess& a : acc) pending_.push_back({a, kernel, key, pos});
+    for (const MemAccess& a : acc) pending_.push_back({a, key, pos});
+    pending_kernel_ = kernel;
   }
 }
 
 void DependencyLinker::end_kernel() {
-  for (const Pending& p : pending_) tracker_.record(p.access, p.kernel, p.stream, p.pos);
+  tracker_.record(pending_, pending_kernel_);
   pending_.clear();
 }
 

@@ -35,15 +35,12 @@ class DependencyLinker {
   void finish();
 
  private:
-  struct Pending {
-    MemAccess access;
-    uint32_t kernel, stream, pos;
-  };
   static constexpr uint32_t kPlaceholder = 1u << 30;  // wait placeholder: kPlaceholder + stream, value = position
   std::vector<isa::Instruction>& stream(uint32_t key);
   LinkedModel& lm_;
   AccessTracker tracker_;
-  std::vector<Pending> pending_;
+  std::vector<AccessTracker::Record> pending_;  // this kernel's accesses
+  uint32_t pending_kernel_ = 0;
   std::map<uint32_t, std::map<uint32_t, uint32_t>> waited_;  // stream -> (source stream -> latest position waited for)
   std::map<uint32_t, std::set<uint32_t>> sources_;           // stream -> positions other streams wait on
 };

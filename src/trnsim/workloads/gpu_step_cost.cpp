@@ -39,6 +39,14 @@ GpuStepCost::GpuStepCost(const ModelDesc& m, const Deployment& d, const hw::GpuS
     throw UnsupportedError(fmt::format("GPU baseline: tensor parallel only (pp {} and ep {} must be 1)", d.pp, d.ep));
   if (d.tp < 1 || d.tp > s.nvlink_domain)
     throw ConfigError(fmt::format("GPU baseline: tp {} must be 1..{} (the NVLink domain of {})", d.tp, s.nvlink_domain, s.name));
+  // vLLM's tensor parallelism (verify_with_parallel_config, QKVParallelLinear) shards heads
+  // evenly: tp divides the attention heads, and divides the KV heads or is a multiple of them.
+  if (m.heads % d.tp != 0)
+    throw ConfigError(fmt::format("GPU baseline: {} has {} attention heads, which tp {} does not divide (vLLM shards heads "
+                                  "evenly)", m.name, m.heads, d.tp));
+  if (m.kv_heads % d.tp != 0 && d.tp % m.kv_heads != 0)
+    throw ConfigError(fmt::format("GPU baseline: {} has {} KV heads, which tp {} neither divides nor is a multiple of "
+                                  "(vLLM splits or replicates KV heads evenly)", m.name, m.kv_heads, d.tp));
   if (m.mla.enabled) throw UnsupportedError("GPU baseline: multi-head latent attention (MLA) is not modelled");
   peak_ = s.gpu.peak(compute_dtype(d.dtype)).value() * 1e12;
   flop_j_ = s.gpu.energy.per_flop.value() * s.gpu.peak(numerics::DType::BF16).value() * 1e12 / peak_;

@@ -9,6 +9,18 @@ namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// KV heads per rank as NxD Inference shards attention (modules/attention/gqa.py:
+// determine_sharding_strategy, get_shardable_head_counts): the query heads are padded up to a
+// multiple of tp; MHA pads its KV heads with them; GQA splits its KV heads when tp divides
+// them, replicates them to tp (one per rank, REPLICATE_TO_TP_DEGREE) when they divide tp,
+// and otherwise converts to MHA (CONVERT_TO_MHA: one KV head per padded query head).
+int64_t kv_heads_per_rank(const ModelDesc& m, int64_t tp, int64_t q_heads_per_rank) {
+  if (m.kv_heads == m.heads) return q_heads_per_rank;
+  if (m.kv_heads % tp == 0) return m.kv_heads / tp;
+  if (tp % m.kv_heads == 0) return 1;
+  return q_heads_per_rank;
+}
+
 }  // namespace
 
 int dtype_bytes(const std::string& dtype, const std::string& field) {
@@ -41,7 +53,7 @@ Layout make_layout(const ModelDesc& m, const Deployment& d, const hw::SystemSpec
     throw ConfigError(fmt::format("--ep {} does not divide the {} experts of {}", l.ep, m.moe.experts, m.name));
   l.chips = static_cast<int>(ceil_div(ranks, l.lcores_per_chip));
   l.q_heads = ceil_div(m.heads, l.tp);
-  l.kv_heads = m.kv_heads >= l.tp ? ceil_div(m.kv_heads, l.tp) : 1;
+  l.kv_heads = kv_heads_per_rank(m, l.tp, l.q_heads);
   l.ffn = ceil_div(m.intermediate, l.tp);
   if (m.moe.experts > 0) {
     l.experts = m.moe.experts / l.ep;

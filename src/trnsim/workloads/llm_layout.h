@@ -1,6 +1,7 @@
 // How a model is sharded over a deployment's ranks, as Neuron (NxD / transformers-neuronx)
 // lays LLMs out: Megatron column/row splits of attention and FFN over the TP ranks (logical
-// NeuronCores), KV heads split when TP divides them and replicated (one per rank) when not,
+// NeuronCores), KV heads split when TP divides them, replicated (one per rank) when they
+// divide TP, otherwise one per padded query head (NxD's GQA-to-MHA conversion),
 // layers split over PP stages, MoE experts over EP groups (each expert sharded over tp / ep
 // ranks), the vocabulary split for the LM head. Shapes per rank and bytes per core.
 #pragma once
@@ -17,7 +18,7 @@ struct Layout {
   int tp = 1, pp = 1, ep = 1, lnc = 1;
   int lcores_per_chip = 1;    // logical cores of one chip
   int64_t q_heads = 0;        // query heads per rank (padded up when TP does not divide)
-  int64_t kv_heads = 0;       // KV heads per rank (replicated: 1 when kv_heads < tp)
+  int64_t kv_heads = 0;       // KV heads per rank (replicated: 1 when they divide tp)
   int64_t ffn = 0;            // dense FFN width per rank
   int64_t experts = 0;        // routed experts per rank (E / ep)
   int64_t expert_ffn = 0;     // one expert's FFN width per rank (Ie / (tp / ep))
