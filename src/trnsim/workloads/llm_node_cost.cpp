@@ -131,19 +131,19 @@ NodeCosts::~NodeCosts() = default;
 
 template <class F>
 NodeCost NodeCosts::cached(const std::string& key, F&& measure) {
-  if (auto v = cache_->get_values(key); v && v->size() == kCachedValues) {  // older lines (time only) are measured again
-    NodeCost c{(*v)[0], {}};
-    for (size_t i = 1; i < kCachedValues; ++i) c.e.j[i - 1] = (*v)[i];
-    return c;
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  const NodeCost c = measure();
-  sim_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ++simulations_;
-  progress::report("time kernel shapes (cold cost cache)", simulations_, -1);
-  std::vector<double> values{c.s};
-  for (size_t i = 1; i < kCachedValues; ++i) values.push_back(c.e.j[i - 1]);
-  cache_->put_values(key, values);
+  // older lines (time only) are measured again
+  const std::vector<double> v = cache_->get_or_measure(key, kCachedValues, [&] {
+    const auto t0 = std::chrono::steady_clock::now();
+    const NodeCost c = measure();
+    sim_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++simulations_;
+    progress::report("time kernel shapes (cold cost cache)", simulations_, -1);
+    std::vector<double> values{c.s};
+    for (size_t i = 1; i < kCachedValues; ++i) values.push_back(c.e.j[i - 1]);
+    return values;
+  });
+  NodeCost c{v[0], {}};
+  for (size_t i = 1; i < kCachedValues; ++i) c.e.j[i - 1] = v[i];
   return c;
 }
 
