@@ -32,7 +32,7 @@ constexpr EnergyUnit kFabricUnits[] = {EnergyUnit::HBM, EnergyUnit::NeuronLink, 
 NodeCost CollectiveCosts::measure(collectives::Op op, int ranks, int64_t bytes) {
   const std::string key = fmt::format("{}:ranks={},bytes={}", collectives::name(op), ranks, bytes);
   // time-only lines: measured again
-  const std::vector<double> v = cache_->get_or_measure(key, 1 + std::size(kFabricUnits), [&] {
+  const std::vector<double> v = cache_->get_or_measure(key, 1 + std::size(kFabricUnits), [=, this] {  // by value: see cost_plan.h
     collectives::CollectiveOptions o;
     o.op = op;
     o.ranks = ranks;

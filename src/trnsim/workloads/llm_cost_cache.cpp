@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "trnsim/compiler/lower_matmul.h"
+#include "trnsim/workloads/cost_plan.h"
 
 namespace trnsim::workloads {
 
@@ -31,9 +32,11 @@ off_t lock_byte(const std::string& key) {
   return static_cast<off_t>(h % (1ull << 31));
 }
 
+enum class Lock { Held, Busy, None };  // None: no lock here (no lock file, no OFD locks, NFS without lockd)
+
 // Open-file-description locks: owned by this CostCache's descriptor, not the process, so two
 // caches on one file in one process (threads, tests) exclude each other as two processes do.
-bool lock_key(int fd, off_t byte, bool wait) {
+Lock lock_key(int fd, off_t byte, bool wait) {
 #ifdef F_OFD_SETLKW
   struct flock fl{};
   fl.l_type = F_WRLCK;
@@ -41,11 +44,11 @@ bool lock_key(int fd, off_t byte, bool wait) {
   fl.l_start = byte;
   fl.l_len = 1;
   while (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) != 0)
-    if (errno != EINTR) return false;
-  return true;
+    if (errno != EINTR) return !wait && (errno == EAGAIN || errno == EACCES) ? Lock::Busy : Lock::None;
+  return Lock::Held;
 #else
   (void)fd, (void)byte, (void)wait;
-  return false;
+  return Lock::None;
 #endif
 }
 
@@ -128,43 +131,62 @@ std::optional<std::vector<double>> CostCache::find(const std::string& key, size_
   return it->second;
 }
 
+std::optional<std::vector<double>> CostCache::lookup(const std::string& key, size_t arity) {
+  if (auto v = find(key, arity)) return v;
+  refresh();  // another process may have measured it since this one started
+  return find(key, arity);
+}
+
 std::vector<double> CostCache::get_or_measure(const std::string& key, size_t arity,
                                               const std::function<std::vector<double>()>& measure) {
-  if (auto v = find(key, arity)) return *v;
-  if (path_.empty()) {
-    put_values(key, measure());
-    return values_[key];
+  if (auto v = lookup(key, arity)) return *v;
+  if (CostPlan* plan = CostPlan::recording()) {
+    plan->note(*this, key, arity, measure);
+    return std::vector<double>(arity, kPlaceholderCost);
   }
-  refresh();  // another process may have measured it since this one started
-  if (auto v = find(key, arity)) return *v;
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
-  const int fd = t_locks_held == 0 ? lock_fd() : -1;
+  return *measure_once(key, arity, measure, true);
+}
+
+bool CostCache::measure_unless_busy(const std::string& key, size_t arity,
+                                    const std::function<std::vector<double>()>& measure) {
+  return lookup(key, arity) || measure_once(key, arity, measure, false);
+}
+
+std::optional<std::vector<double>> CostCache::measure_once(const std::string& key, size_t arity,
+                                                           const std::function<std::vector<double>()>& measure, bool wait) {
+  int fd = -1;
+  if (!path_.empty() && t_locks_held == 0) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
+    fd = lock_fd();
+  }
   const off_t byte = lock_byte(key);
-  bool locked = fd >= 0 && lock_key(fd, byte, false);
-  if (fd >= 0 && !locked) {  // another measurer holds it (or locks are not supported here)
-    locked = lock_key(fd, byte, true);
-    lock_waits_ += locked;
-    refresh();
-    if (auto v = find(key, arity)) {
-      if (locked) unlock_key(fd, byte);
-      return *v;
+  Lock lock = fd >= 0 ? lock_key(fd, byte, false) : Lock::None;
+  if (lock == Lock::Busy) {  // another measurer has it
+    if (!wait) return std::nullopt;
+    lock = lock_key(fd, byte, true);
+    ++lock_waits_;
+  }
+  if (lock == Lock::Held) {
+    if (auto v = lookup(key, arity)) {  // written by whoever held it, or between the miss and the lock
+      unlock_key(fd, byte);
+      return v;
     }
   }
-  // Locks are an optimisation: without them (no lock file, NFS without lockd) shapes may be
-  // measured twice, with the same result.
-  t_locks_held += locked;
+  // Without a lock a shape may be measured twice, with the same result: locks only save time.
+  const bool held = lock == Lock::Held;
+  t_locks_held += held;
   std::vector<double> values;
   try {
     values = measure();
   } catch (...) {
-    t_locks_held -= locked;
-    if (locked) unlock_key(fd, byte);
+    t_locks_held -= held;
+    if (held) unlock_key(fd, byte);
     throw;
   }
   put_values(key, values);  // written before the lock is released: a waiter finds it
-  t_locks_held -= locked;
-  if (locked) unlock_key(fd, byte);
+  t_locks_held -= held;
+  if (held) unlock_key(fd, byte);
   return values;
 }
 

@@ -28,9 +28,13 @@ class CostCache {
   // The `arity` values stored under `key` (a line with another count, e.g. an older time-only
   // line, counts as a miss), else measure()'s, stored before they are returned. A miss first
   // reads what other processes appended to the file, then measures holding the key's lock
-  // (re-reading once it has it: whoever held it has usually just written the values).
+  // (re-reading once it has it: whoever held it has usually just written the values). While a
+  // CostPlan records (cost_plan.h), a miss is noted there and gets placeholder values instead:
+  // `measure` must own what it uses (capture by value).
   std::vector<double> get_or_measure(const std::string& key, size_t arity,
                                      const std::function<std::vector<double>()>& measure);
+  // The same, but false without measuring when another measurer holds the key's lock.
+  bool measure_unless_busy(const std::string& key, size_t arity, const std::function<std::vector<double>()>& measure);
   // The values last read or stored under `key` (no file access).
   std::optional<std::vector<double>> get_values(const std::string& key) const;
   void put_values(const std::string& key, const std::vector<double>& values);
@@ -39,6 +43,10 @@ class CostCache {
 
  private:
   std::optional<std::vector<double>> find(const std::string& key, size_t arity) const;
+  std::optional<std::vector<double>> lookup(const std::string& key, size_t arity);  // memory, then the file
+  // Measures under the key's lock; nullopt when it is held by another and !wait.
+  std::optional<std::vector<double>> measure_once(const std::string& key, size_t arity,
+                                                  const std::function<std::vector<double>()>& measure, bool wait);
   void refresh();  // reads the complete lines appended to the file since the last read
   int lock_fd();   // the lock file, opened once; -1 without one
 

@@ -47,7 +47,7 @@ NodeCost TrainKernelCosts::measure(const std::string& kernel, const std::map<std
   std::string key = kernel + ":" + dtype;
   for (const auto& [k, v] : args) key += "," + k + "=" + v;
   // time-only lines: measured again
-  const std::vector<double> v = cache_->get_or_measure(key, kCachedValues, [&] {
+  const std::vector<double> v = cache_->get_or_measure(key, kCachedValues, [=, this] {  // by value: see cost_plan.h
     NodeCost t;
     if (kernel == "matmul") {
       kernels::MatmulShape s{std::stoll(args.at("m")), std::stoll(args.at("k")), std::stoll(args.at("n")),

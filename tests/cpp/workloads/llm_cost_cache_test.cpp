@@ -1,7 +1,8 @@
 // The cost cache shared by concurrent runs: two caches on one file stand for two processes (their
 // locks are per open file, so they exclude each other as processes do). A value one measured is
 // read by the other, bit for bit, without measuring; a shape being measured is waited for, not
-// measured twice; values read back equal a fresh measurement with no disk cache, exactly.
+// measured twice; two runs that plan the same shapes split them; values read back equal a fresh
+// measurement with no disk cache, exactly.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,7 +16,10 @@
 #include <thread>
 
 #include "trnsim/hw/spec_loader.h"
+#include "trnsim/workloads/cost_plan.h"
+#include "trnsim/workloads/llm_cost.h"
 #include "trnsim/workloads/llm_cost_cache.h"
+#include "trnsim/workloads/llm_generation.h"
 #include "trnsim/workloads/llm_node_cost.h"
 
 using namespace trnsim;
@@ -125,5 +129,73 @@ TEST(CostCacheSharing, ValuesAnotherRunMeasuredEqualAFreshMeasurementBitForBit) 
   for (size_t i = 0; i < measured.size(); ++i) {
     EXPECT_TRUE(same_bits(read[i], reference[i])) << "shape " << i;
     EXPECT_TRUE(same_bits(measured[i], reference[i])) << "shape " << i;
+  }
+}
+
+TEST(CostCacheSharing, TwoRunsPlanningTheSameShapesSplitThem) {
+  // Measured as asked, the second run would queue behind the first for every shape and measure
+  // none; planned, each takes the shapes the other is not measuring.
+  TempCacheHome home("trnsim_cache_plan");
+  constexpr int kShapes = 12;
+  static constexpr auto kMeasure = std::chrono::milliseconds(40);  // a sleep: the CPU's load does not stretch it
+  std::atomic<int> total{0};
+  const auto run = [&](int& measured, std::vector<double>& got) {
+    CostCache cache("scope", true);
+    CostPlan plan;
+    for (int k = 0; k < kShapes; ++k) {
+      const auto v = cache.get_or_measure("shape" + std::to_string(k), 1, [&measured, &total, k] {
+        ++measured, ++total;
+        std::this_thread::sleep_for(kMeasure);
+        return std::vector<double>{k + 0.5};
+      });
+      EXPECT_EQ(v, std::vector<double>{kPlaceholderCost});  // noted, not measured yet
+    }
+    EXPECT_EQ(plan.size(), static_cast<size_t>(kShapes));
+    plan.measure();
+    for (int k = 0; k < kShapes; ++k) got.push_back(cache.get_or_measure("shape" + std::to_string(k), 1, [] {
+      return std::vector<double>{-1.0};  // never: every shape is known after measure()
+    })[0]);
+  };
+  int measured_a = 0, measured_b = 0;
+  std::vector<double> got_a, got_b;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::thread a([&] { run(measured_a, got_a); }), b([&] { run(measured_b, got_b); });
+  a.join();
+  b.join();
+  const auto wall = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(total, kShapes);  // each shape measured once between the two
+  // Side by side: about half of one after another (queuing for each shape in turn takes all of it).
+  EXPECT_LT(wall, kShapes * kMeasure * 0.8);
+  EXPECT_GE(measured_a, kShapes / 4);
+  EXPECT_GE(measured_b, kShapes / 4);
+  std::vector<double> want;
+  for (int k = 0; k < kShapes; ++k) want.push_back(k + 0.5);
+  EXPECT_EQ(got_a, want);
+  EXPECT_EQ(got_b, want);
+}
+
+TEST(CostCacheSharing, APlannedGenerationEqualsAWarmAndAMemoryOnlyOne) {
+  // simulate_generation plans a cold cache's shapes (a pass with placeholders, then the real one):
+  // the same bits as a warm run and as a run with no disk cache. (The 64 points of
+  // bench/sweep_speedup.py --command llm give the same JSON as before plans, docs/reports-and-sweeps.md.)
+  TempCacheHome home("trnsim_cache_plan_gen");
+  Deployment d;
+  d.system = "trn1.32xlarge";
+  d.tp = 8;
+  GenerationRequest r;
+  r.batch = 2, r.input = 200, r.output = 16;
+  const ModelDesc m = load_model("llama-3-8b");
+  StepCostOptions memory;
+  memory.use_disk_cache = false;
+  TrainiumStepCost cold(m, d), warm(m, d), fresh(m, d, memory);
+  const GenerationResult gc = simulate_generation(cold, r), gw = simulate_generation(warm, r), gf = simulate_generation(fresh, r);
+  EXPECT_GT(gc.simulations, 10);
+  EXPECT_EQ(gw.simulations, 0);
+  EXPECT_EQ(gf.simulations, gc.simulations);
+  for (const auto* g : {&gw, &gf}) {
+    EXPECT_EQ(g->ttft_s, gc.ttft_s);
+    EXPECT_EQ(g->tpot_s, gc.tpot_s);
+    EXPECT_EQ(g->energy.total(), gc.energy.total());
+    EXPECT_EQ(g->peak_power_w, gc.peak_power_w);
   }
 }
