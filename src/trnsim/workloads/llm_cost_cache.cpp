@@ -87,6 +87,10 @@ CostCache::~CostCache() {
 
 void CostCache::refresh() {
   if (path_.empty()) return;
+  struct stat now{};  // one syscall when nothing was appended (most misses of a lone run)
+  if (stat(path_.c_str(), &now) != 0 ||
+      (static_cast<uint64_t>(now.st_ino) == read_inode_ && static_cast<uint64_t>(now.st_size) == read_bytes_))
+    return;
   const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;
   struct stat st{};
@@ -115,6 +119,13 @@ void CostCache::refresh() {
     }
   }
   close(fd);
+}
+
+void CostCache::make_dir() {
+  if (dir_made_) return;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
+  dir_made_ = true;  // a failure shows as the write's warning
 }
 
 int CostCache::lock_fd() {
@@ -156,8 +167,7 @@ std::optional<std::vector<double>> CostCache::measure_once(const std::string& ke
                                                            const std::function<std::vector<double>()>& measure, bool wait) {
   int fd = -1;
   if (!path_.empty() && t_locks_held == 0) {
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
+    make_dir();
     fd = lock_fd();
   }
   const off_t byte = lock_byte(key);
@@ -202,8 +212,7 @@ void CostCache::put_values(const std::string& key, const std::vector<double>& va
   std::string line = key;
   for (double v : values) line += fmt::format(" {:.17g}", v);  // round-trips: warm == cold, bit for bit
   line += "\n";
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
+  make_dir();
   const int fd = line.size() <= kMaxLineBytes ? open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
   const bool ok = fd >= 0 && write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
   if (fd >= 0) close(fd);

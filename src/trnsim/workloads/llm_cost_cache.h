@@ -49,13 +49,14 @@ class CostCache {
                                                   const std::function<std::vector<double>()>& measure, bool wait);
   void refresh();  // reads the complete lines appended to the file since the last read
   int lock_fd();   // the lock file, opened once; -1 without one
+  void make_dir();  // the cache folder, created once
 
   std::map<std::string, std::vector<double>> values_;
   std::string path_;  // empty: memory only
   uint64_t read_bytes_ = 0, read_inode_ = 0;
   int lock_fd_ = -2;  // -2: not opened yet
   int lock_waits_ = 0;
-  bool warned_ = false;
+  bool warned_ = false, dir_made_ = false;
 };
 
 // The cache directory ($XDG_CACHE_HOME/trnsim, else $HOME/.cache/trnsim); "" if neither is set.
