@@ -34,15 +34,23 @@ off_t lock_byte(const std::string& key) {
 
 enum class Lock { Held, Busy, None };  // None: no lock here (no lock file, no OFD locks, NFS without lockd)
 
+#ifdef F_OFD_SETLKW
+// One byte of the lock file, to lock (F_WRLCK) or unlock (F_UNLCK).
+struct flock byte_range(short type, off_t byte) {
+  struct flock fl{};
+  fl.l_type = type;
+  fl.l_whence = SEEK_SET;
+  fl.l_start = byte;
+  fl.l_len = 1;
+  return fl;
+}
+#endif
+
 // Open-file-description locks: owned by this CostCache's descriptor, not the process, so two
 // caches on one file in one process (threads, tests) exclude each other as two processes do.
 Lock lock_key(int fd, off_t byte, bool wait) {
 #ifdef F_OFD_SETLKW
-  struct flock fl{};
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  fl.l_start = byte;
-  fl.l_len = 1;
+  struct flock fl = byte_range(F_WRLCK, byte);
   while (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) != 0)
     if (errno != EINTR) return !wait && (errno == EAGAIN || errno == EACCES) ? Lock::Busy : Lock::None;
   return Lock::Held;
@@ -53,12 +61,8 @@ Lock lock_key(int fd, off_t byte, bool wait) {
 }
 
 void unlock_key(int fd, off_t byte) {
-#ifdef F_OFD_SETLK
-  struct flock fl{};
-  fl.l_type = F_UNLCK;
-  fl.l_whence = SEEK_SET;
-  fl.l_start = byte;
-  fl.l_len = 1;
+#ifdef F_OFD_SETLKW
+  struct flock fl = byte_range(F_UNLCK, byte);
   fcntl(fd, F_OFD_SETLK, &fl);
 #else
   (void)fd, (void)byte;
