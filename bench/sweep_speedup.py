@@ -6,7 +6,8 @@
 Points: `trnsim kernel matmul` in functional mode (simulated and checked against the fp64
 reference), 4 m x 2 k x 2 n x 2 dtypes x 2 chips; or (--command llm) `trnsim llm` over 2 models
 x 4 tp x 4 batch x 2 input lengths (the 70B layouts that do not fit in HBM fail, as they
-should, in both runs). The Ray figure includes starting and stopping Ray. Both runs must give
+should, in both runs); or (--command llm-power, a heavier llm sweep) 2 models x 2 tp x 2 batch x
+2 input lengths x 4 power caps per chip, 512 tokens out. The Ray figure includes starting and stopping Ray. Both runs must give
 the same simulated times, point for point.
 
 The llm cost cache ($XDG_CACHE_HOME/trnsim) is in the same state for both runs, in each of:
@@ -45,6 +46,13 @@ SPECS = {
             "env": {"XDG_CACHE_HOME": "{cache}"},
             "axes": {"model": ["llama-3.1-8b", "llama-3.1-70b"], "tp": [8, 16, 32, 64], "batch": [1, 8, 32, 64],
                      "input": [512, 4096]}},
+    # A heavier llm sweep, added (sweep3) beside the one above, which a shared cache makes shorter
+    # than Ray's start: a buyer's power-cap question. Each capped point searches the clock that
+    # fits the cap, and every clock has its own cost-cache scope (its shapes measured anew).
+    "llm-power": {"command": "llm", "system": "trn2.48xlarge", "output": 512,
+                  "env": {"XDG_CACHE_HOME": "{cache}"},
+                  "axes": {"model": ["llama-3.1-8b", "llama-3.1-70b"], "tp": [16, 32], "batch": [8, 32],
+                           "input": [2048, 8192], "power_cap": [150, 200, 250, 300]}},
 }
 
 
@@ -144,7 +152,7 @@ def _compare(command: str, mode: str, d: Path, cpus: int, progress: bool) -> dic
 
 def _print(command: str, o: dict) -> None:
     pc, rc, dc, lo = o["points_cpu_s"], o["run_cpu_s"], o["driver_cpu_s"], o["loadavg_1min"]
-    print(f"[cache {o['cache']}] {o['points']} points of `trnsim {command}`: one after another {o['sequential_s']:.1f} s, "
+    print(f"[cache {o['cache']}] {o['points']} points of `trnsim {SPECS[command]['command']}` ({command}): one after another {o['sequential_s']:.1f} s, "
           f"local Ray ({o['ray_cpus']} CPUs, start and stop included) {o['ray_s']:.1f} s: {o['speedup']:.2f}x; "
           f"results identical: {o['identical_results']}; failed points per run: "
           f"{o['failed_per_run']['sequential']} and {o['failed_per_run']['ray']}")
@@ -170,7 +178,7 @@ def main() -> int:
                     help="start the local Ray at once, even for a sweep shorter than its start (TRNSIM_SWEEP_RAY_WORTH_S=0)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    modes = args.cache.split(",") if args.command == "llm" else ["none"]
+    modes = args.cache.split(",") if args.command.startswith("llm") else ["none"]
     if bad := set(modes) - {"cold", "cold-point", "warm", "none"}:
         ap.error(f"--cache: unknown state {sorted(bad)[0]} (expected cold, cold-point or warm)")
     if args.ray_at_once:

@@ -39,6 +39,25 @@ def test_cli_json_equals_python_api_cold_and_warm():
         assert cli[key] == api[key], key  # warm == cold, bit for bit
 
 
+def test_concurrent_cold_runs_measure_each_shape_once(cache_dir):
+    """Three `trnsim llm` processes started together on one empty cache (a sweep's points) measure
+    each kernel shape once between them (a miss reads what the others appended; a shape being
+    measured is waited for), and give the result of a run with no disk cache at all, bit for bit."""
+    a = cli_args({**ARGS, "tp": 4, "input": 600}) + ["--json"]
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_CACHE_HOME", "HOME")}  # memory-only cache
+    fresh = json.loads(subprocess.run([trnsim_cli(), "llm", *a], capture_output=True, text=True, timeout=120,
+                                      env=env, check=True).stdout)
+    procs = [subprocess.Popen([trnsim_cli(), "llm", *a], stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+             for _ in range(3)]
+    outs = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    assert sum(o["simulations"] for o in outs) == fresh["simulations"] > 10
+    lines = [ln.split()[0] for f in (cache_dir / "trnsim").glob("*.txt") for ln in f.read_text().splitlines()]
+    assert len(lines) == len(set(lines))  # no shape written twice
+    bookkeeping = ("simulations", "simulation_wall_s")
+    for o in outs:
+        assert {k: v for k, v in o.items() if k not in bookkeeping} == {k: v for k, v in fresh.items() if k not in bookkeeping}
+
+
 def test_fields_and_closed_forms():
     r = trnsim.llm(**ARGS)
     assert r["kind"] == "llm" and r["time_s"] == r["e2e_s"]

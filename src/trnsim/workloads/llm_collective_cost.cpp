@@ -31,22 +31,22 @@ constexpr EnergyUnit kFabricUnits[] = {EnergyUnit::HBM, EnergyUnit::NeuronLink, 
 
 NodeCost CollectiveCosts::measure(collectives::Op op, int ranks, int64_t bytes) {
   const std::string key = fmt::format("{}:ranks={},bytes={}", collectives::name(op), ranks, bytes);
-  if (auto v = cache_->get_values(key); v && v->size() == 1 + std::size(kFabricUnits)) {  // time-only lines: measured again
-    NodeCost c{(*v)[0], {}};
-    for (size_t i = 0; i < std::size(kFabricUnits); ++i) c.e[kFabricUnits[i]] = (*v)[i + 1];
-    return c;
-  }
-  collectives::CollectiveOptions o;
-  o.op = op;
-  o.ranks = ranks;
-  o.ranks_per_chip = std::min(ranks, lcores_per_chip_);
-  o.dtype = numerics::DType::BF16;
-  o.launch = collectives::Launch::InProgram;  // TP/EP collectives run inside the compiled model
-  const collectives::CollectiveResult r = collectives::CollectiveRunner(system_, o).time(bytes);
-  const NodeCost c{r.time_s, UnitEnergy::dynamic_of(r.energy_by_unit_j)};
-  std::vector<double> values{c.s};
-  for (EnergyUnit u : kFabricUnits) values.push_back(c.e[u]);
-  cache_->put_values(key, values);
+  // time-only lines: measured again
+  const std::vector<double> v = cache_->get_or_measure(key, 1 + std::size(kFabricUnits), [=, this] {  // by value: see cost_plan.h
+    collectives::CollectiveOptions o;
+    o.op = op;
+    o.ranks = ranks;
+    o.ranks_per_chip = std::min(ranks, lcores_per_chip_);
+    o.dtype = numerics::DType::BF16;
+    o.launch = collectives::Launch::InProgram;  // TP/EP collectives run inside the compiled model
+    const collectives::CollectiveResult r = collectives::CollectiveRunner(system_, o).time(bytes);
+    const UnitEnergy e = UnitEnergy::dynamic_of(r.energy_by_unit_j);
+    std::vector<double> values{r.time_s};
+    for (EnergyUnit u : kFabricUnits) values.push_back(e[u]);
+    return values;
+  });
+  NodeCost c{v[0], {}};
+  for (size_t i = 0; i < std::size(kFabricUnits); ++i) c.e[kFabricUnits[i]] = v[i + 1];
   return c;
 }
 

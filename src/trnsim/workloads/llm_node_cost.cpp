@@ -131,19 +131,20 @@ NodeCosts::~NodeCosts() = default;
 
 template <class F>
 NodeCost NodeCosts::cached(const std::string& key, F&& measure) {
-  if (auto v = cache_->get_values(key); v && v->size() == kCachedValues) {  // older lines (time only) are measured again
-    NodeCost c{(*v)[0], {}};
-    for (size_t i = 1; i < kCachedValues; ++i) c.e.j[i - 1] = (*v)[i];
-    return c;
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  const NodeCost c = measure();
-  sim_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ++simulations_;
-  progress::report("time kernel shapes (cold cost cache)", simulations_, -1);
-  std::vector<double> values{c.s};
-  for (size_t i = 1; i < kCachedValues; ++i) values.push_back(c.e.j[i - 1]);
-  cache_->put_values(key, values);
+  // older lines (time only) are measured again
+  // By value: a recording CostPlan keeps the measurement for later (cost_plan.h).
+  const std::vector<double> v = cache_->get_or_measure(key, kCachedValues, [this, measure = std::forward<F>(measure)] {
+    const auto t0 = std::chrono::steady_clock::now();
+    const NodeCost c = measure();
+    sim_wall_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++simulations_;
+    progress::report("time kernel shapes (cold cost cache)", simulations_, -1);
+    std::vector<double> values{c.s};
+    for (size_t i = 1; i < kCachedValues; ++i) values.push_back(c.e.j[i - 1]);
+    return values;
+  });
+  NodeCost c{v[0], {}};
+  for (size_t i = 1; i < kCachedValues; ++i) c.e.j[i - 1] = v[i];
   return c;
 }
 
@@ -158,7 +159,7 @@ NodeCost NodeCosts::time_graph(compiler::Graph g) const {
 }
 
 NodeCost NodeCosts::measure_matmul(int64_t m, int64_t k, int64_t n) {
-  return cached(fmt::format("matmul:m={},k={},n={}", m, k, n), [&] {
+  return cached(fmt::format("matmul:m={},k={},n={}", m, k, n), [=, this] {
     Graph g;
     g.name = "llm_matmul";
     g.opset = 17;
@@ -171,7 +172,7 @@ NodeCost NodeCosts::measure_matmul(int64_t m, int64_t k, int64_t n) {
 
 NodeCost NodeCosts::measure_pointwise(int64_t m, int64_t h, int64_t i, int64_t qk) {
   return cached(fmt::format("pointwise:m={},h={},i={},qk={}", m, h, i, qk),
-                [&] { return time_program(fused_pointwise_program(chip_, opt_.cores, m, h, i, qk, false)); });
+                [=, this] { return time_program(fused_pointwise_program(chip_, opt_.cores, m, h, i, qk, false)); });
 }
 
 NodeCost NodeCosts::time_program(const isa::Program& p) const {
@@ -184,7 +185,7 @@ NodeCost NodeCosts::time_program(const isa::Program& p) const {
 }
 
 NodeCost NodeCosts::measure_attention(int64_t heads, int64_t rows, int64_t keys, int64_t head_dim, bool causal) {
-  return cached(fmt::format("attention:h={},q={},k={},d={},causal={}", heads, rows, keys, head_dim, causal ? 1 : 0), [&] {
+  return cached(fmt::format("attention:h={},q={},k={},d={},causal={}", heads, rows, keys, head_dim, causal ? 1 : 0), [=, this] {
     kernels::BuilderOptions bo;
     bo.cores = opt_.cores;
     kernels::KernelBuilder kb(chip_, bo);
@@ -278,7 +279,7 @@ namespace trnsim::workloads {
 
 NodeCost NodeCosts::measure_norms(int64_t m, int64_t h) {
   return cached(fmt::format("norms:m={},h={}", m, h),
-                [&] { return time_program(fused_pointwise_program(chip_, opt_.cores, m, h, 1, 1, true)); });
+                [=, this] { return time_program(fused_pointwise_program(chip_, opt_.cores, m, h, 1, 1, true)); });
 }
 
 NodeCost NodeCosts::norms(int64_t m, int64_t h) {

@@ -46,23 +46,23 @@ NodeCost TrainKernelCosts::measure(const std::string& kernel, const std::map<std
                                    const std::string& dtype) {
   std::string key = kernel + ":" + dtype;
   for (const auto& [k, v] : args) key += "," + k + "=" + v;
-  if (auto v = cache_->get_values(key); v && v->size() == kCachedValues) {  // time-only lines: measured again
-    NodeCost c{(*v)[0], {}};
-    for (size_t i = 1; i < kCachedValues; ++i) c.e.j[i - 1] = (*v)[i];
-    return c;
-  }
-  NodeCost t;
-  if (kernel == "matmul") {
-    kernels::MatmulShape s{std::stoll(args.at("m")), std::stoll(args.at("k")), std::stoll(args.at("n")),
-                           dtype == "fp8" ? numerics::DType::F8E4M3 : numerics::DType::BF16, numerics::DType::BF16};
-    t = run_timing(kernels::matmul_program(chip_, s, kernels::MatmulVariant::Optimized), chip_);
-  } else {
-    const kernels::KernelDef& def = kernels::find_kernel(kernel);
-    t = run_timing(def.build(chip_, kernels::resolve_args(def, args, dtype)), chip_);
-  }
-  std::vector<double> values{t.s};
-  for (size_t i = 1; i < kCachedValues; ++i) values.push_back(t.e.j[i - 1]);
-  cache_->put_values(key, values);
+  // time-only lines: measured again
+  const std::vector<double> v = cache_->get_or_measure(key, kCachedValues, [=, this] {  // by value: see cost_plan.h
+    NodeCost t;
+    if (kernel == "matmul") {
+      kernels::MatmulShape s{std::stoll(args.at("m")), std::stoll(args.at("k")), std::stoll(args.at("n")),
+                             dtype == "fp8" ? numerics::DType::F8E4M3 : numerics::DType::BF16, numerics::DType::BF16};
+      t = run_timing(kernels::matmul_program(chip_, s, kernels::MatmulVariant::Optimized), chip_);
+    } else {
+      const kernels::KernelDef& def = kernels::find_kernel(kernel);
+      t = run_timing(def.build(chip_, kernels::resolve_args(def, args, dtype)), chip_);
+    }
+    std::vector<double> values{t.s};
+    for (size_t i = 1; i < kCachedValues; ++i) values.push_back(t.e.j[i - 1]);
+    return values;
+  });
+  NodeCost t{v[0], {}};
+  for (size_t i = 1; i < kCachedValues; ++i) t.e.j[i - 1] = v[i];
   return t;
 }
 
