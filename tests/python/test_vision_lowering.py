@@ -43,6 +43,8 @@ CONVS = [  # (x shape, w shape, attributes)
     ((2, 40, 17), (24, 40, 5), {"strides": [2], "pads": [2, 2]}),                  # 1-D
     ((1, 128, 6, 6), (256, 128, 1, 1), {"strides": [2, 2]}),                       # strided 1x1
     ((1, 64, 80, 80), (8, 64, 3, 3), {"pads": [1, 1, 1, 1]}),                      # bands of rows
+    ((1, 3, 32, 40), (160, 3, 8, 8), {"strides": [8, 8]}),                          # patchify: kernel rows stacked
+    ((2, 4, 17, 19), (24, 4, 3, 3), {"strides": [3, 2], "pads": [1, 0, 2, 1]}),    # stacked rows, padded, overlapping columns
 ]
 
 
@@ -137,3 +139,26 @@ def test_conv_to_conv_activation_stored_bf16():
     first = cm.report["ops"][0]
     assert first["op"] == "ConvGemm"
     assert first["hbm_bytes"] == x.size * 4 + w1.size * 2 + b1.size * 4 + 48 * 12 * 12 * 2
+
+
+def test_patchify_conv_reads_its_input_once():
+    """A non-overlapping conv (ViT's patch embedding: 3 channels, 16 x 16 kernel, stride 16)
+    stacks the kernel rows on the partitions: every input element is read from HBM once. Its
+    HBM bytes are exactly the input once (counted at the bf16 width its casting DMA lands in
+    SBUF, as for every unpadded band), the bf16 weight, the fp32 bias and the fp32 output (the
+    column-tap stack read 16 shifted copies of the input). Values against numpy with the
+    TensorE operands rounded to bf16 and float64 sums: |got - want| <= 1e-3 + 1e-3 |want|."""
+    xs, ws = (1, 3, 64, 48), (48, 3, 16, 16)
+    x = RNG.standard_normal(xs).astype(np.float32)
+    w = (RNG.standard_normal(ws) * 0.05).astype(np.float32)
+    b = RNG.standard_normal(ws[0]).astype(np.float32)
+    m = model([h.make_node("Conv", ["x", "w", "b"], ["y"], strides=[16, 16], kernel_shape=[16, 16])], xs,
+              [nh.from_array(w, "w"), nh.from_array(b, "b")])
+    cm = trnsim.compile_onnx(m.SerializeToString(), dtype="bf16")
+    got = cm.run({"x": x})["y"]
+    patches = _bf16(x).astype(np.float64).reshape(1, 3, 4, 16, 3, 16)           # [n, c, oh, a, ow, b]
+    want = np.einsum("ncyaxb,mcab->nmyx", patches, _bf16(w).astype(np.float64)) + b.reshape(1, -1, 1, 1)
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-3)
+    [op] = cm.report["ops"]
+    assert op["op"] == "ConvGemm"
+    assert op["hbm_bytes"] == x.size * 2 + w.size * 2 + b.size * 4 + want.size * 4
