@@ -162,3 +162,26 @@ def test_patchify_conv_reads_its_input_once():
     [op] = cm.report["ops"]
     assert op["op"] == "ConvGemm"
     assert op["hbm_bytes"] == x.size * 2 + w.size * 2 + b.size * 4 + want.size * 4
+
+
+@pytest.mark.parametrize("m_out,group", [(1024, 1), (300, 1), (512, 2)])
+def test_conv_bias_loads_in_one_dma_per_group(m_out, group):
+    """A conv's bias lands in SBUF with one DMA per group for all its full 128-channel tiles
+    (plus one for a partial last tile), not one per tile: each DMA pays the fixed cost. The
+    node's instructions with a bias exceed those without by exactly that count; values against
+    onnxruntime (fp32 tolerances of check())."""
+    xs = (1, 64 * group, 7, 7)
+    x = RNG.standard_normal(xs).astype(np.float32)
+    w = (RNG.standard_normal((m_out, 64, 1, 1)) * 0.1).astype(np.float32)
+    b = RNG.standard_normal(m_out).astype(np.float32)
+    inits = [nh.from_array(w, "w"), nh.from_array(b, "b")]
+    with_bias = model([h.make_node("Conv", ["x", "w", "b"], ["y"], group=group)], xs, inits)
+    check(with_bias, x)
+    no_bias = model([h.make_node("Conv", ["x", "w"], ["y"], group=group)], xs, inits[:1])
+    count = []
+    for mm in (with_bias, no_bias):
+        cm = trnsim.compile_onnx(mm.SerializeToString(), cores=1)
+        cm.run({"x": x})
+        count.append(cm.report["ops"][0]["instructions"])
+    mg = m_out // group
+    assert count[0] - count[1] == group * ((mg // 128 > 0) + (mg % 128 > 0))

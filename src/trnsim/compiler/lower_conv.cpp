@@ -184,15 +184,25 @@ class ConvKernel {
     }
   }
 
+  // Per group one DMA for all full 128-channel tiles (column j: channels 128 j + partition),
+  // one more for a partial last tile, in the order of kernels::split(mg, 128): each DMA pays
+  // the fixed cost, and one per tile kept a 2048-channel layer's operand queue busy 22 us.
   void load_bias(kernels::TileScope& scope) {
     if (ctx_.n.inputs.size() < 3 || ctx_.n.inputs[2].empty()) return;
     const auto& bt = ctx_.hbm(ctx_.n.inputs[2]);
-    for (int64_t gi = 0; gi < g_.group; ++gi)
-      for (const Span& mt : kernels::split(g_.mg(), 128)) {
-        kernels::Tile t = scope.sbuf({mt.size, 1}, DType::F32, ctx_.n.name + ".bias");
-        kb_.load(t, hbm_pattern(bt, gi * g_.mg() + mt.begin, mt.size, 1, {{1, 1}}), {.queue = kQueueOperand});
+    const int64_t mg = g_.mg(), full = mg / 128, tail = mg % 128;
+    for (int64_t gi = 0; gi < g_.group; ++gi) {
+      if (full > 0) {
+        kernels::Tile t = scope.sbuf({128, full}, DType::F32, ctx_.n.name + ".bias");
+        kb_.load(t, hbm_pattern(bt, gi * mg, 128, 1, dims_of({{128, full}})), {.queue = kQueueOperand});
+        for (int64_t j = 0; j < full; ++j) bias_.push_back(t.slice({{0, 128}, {j, j + 1}}));
+      }
+      if (tail > 0) {
+        kernels::Tile t = scope.sbuf({tail, 1}, DType::F32, ctx_.n.name + ".bias");
+        kb_.load(t, hbm_pattern(bt, gi * mg + full * 128, tail, 1, {{1, 1}}), {.queue = kQueueOperand});
         bias_.push_back(t);
       }
+    }
   }
 
   // The K tiles of group gi for the band's input tiles (in the order load_band made them).
@@ -371,7 +381,8 @@ class ConvKernel {
   KernelBuilder& kb_;
   ConvGeom g_;
   ConvPlan p_;
-  std::vector<kernels::Tile> weights_, bias_;
+  std::vector<kernels::Tile> weights_;
+  std::vector<View> bias_;
   std::optional<TileRing> in_ring_, stage_, acc_, res_, opr_, tmp_;
   int in_q_ = 0, st_q_ = 0;
 };
