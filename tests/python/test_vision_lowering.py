@@ -185,3 +185,22 @@ def test_conv_bias_loads_in_one_dma_per_group(m_out, group):
         count.append(cm.report["ops"][0]["instructions"])
     mg = m_out // group
     assert count[0] - count[1] == group * ((mg // 128 > 0) + (mg % 128 > 0))
+
+
+def test_conv_batchnorm_residual_relu_is_one_kernel():
+    """Conv -> BatchNormalization -> residual Add -> Relu (an export that keeps BatchNormalization,
+    as the onnx wheel's light ResNet-50 does): BatchNormalization's decomposition ends in a
+    same-shape Reshape (its rename to the node's output); the epilogue fusion looks through it,
+    so the scale, shift, Add and Relu all run on the conv's result and nothing else runs.
+    Values against onnxruntime (fp32 tolerances of check())."""
+    xs = (1, 40, 9, 9)
+    x = RNG.standard_normal(xs).astype(np.float32)
+    w = (RNG.standard_normal((40, 40, 3, 3)) * 0.1).astype(np.float32)
+    sc, bb = RNG.uniform(0.5, 1.5, 40).astype(np.float32), RNG.standard_normal(40).astype(np.float32)
+    mean, var = RNG.standard_normal(40).astype(np.float32), RNG.uniform(0.5, 1.5, 40).astype(np.float32)
+    nodes = [h.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+             h.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["n"]),
+             h.make_node("Add", ["n", "x"], ["a"]), h.make_node("Relu", ["a"], ["y"])]
+    inits = [nh.from_array(w, "w"), nh.from_array(sc, "s"), nh.from_array(bb, "b"), nh.from_array(mean, "m"),
+             nh.from_array(var, "v")]
+    assert check(model(nodes, xs, inits), x) == {"ConvGemm"}
