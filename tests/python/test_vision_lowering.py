@@ -189,18 +189,41 @@ def test_conv_bias_loads_in_one_dma_per_group(m_out, group):
 
 def test_conv_batchnorm_residual_relu_is_one_kernel():
     """Conv -> BatchNormalization -> residual Add -> Relu (an export that keeps BatchNormalization,
-    as the onnx wheel's light ResNet-50 does): BatchNormalization's decomposition ends in a
-    same-shape Reshape (its rename to the node's output); the epilogue fusion looks through it,
-    so the scale, shift, Add and Relu all run on the conv's result and nothing else runs.
-    Values against onnxruntime (fp32 tolerances of check())."""
+    as the onnx wheel's light ResNet-50 does) is ONE kernel: the BatchNormalization folds into
+    the conv's weight and bias (pass batchnorm-folding), and the Add and Relu are the conv's
+    whole epilogue (the fusion also looks through a decomposition's same-shape Reshape, which
+    the unfolded BatchNormalization ends in). Values against onnxruntime (fp32 tolerances of
+    check()); the timing-only compile (weights without values) gives the same program."""
     xs = (1, 40, 9, 9)
     x = RNG.standard_normal(xs).astype(np.float32)
     w = (RNG.standard_normal((40, 40, 3, 3)) * 0.1).astype(np.float32)
     sc, bb = RNG.uniform(0.5, 1.5, 40).astype(np.float32), RNG.standard_normal(40).astype(np.float32)
     mean, var = RNG.standard_normal(40).astype(np.float32), RNG.uniform(0.5, 1.5, 40).astype(np.float32)
-    nodes = [h.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
-             h.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["n"]),
-             h.make_node("Add", ["n", "x"], ["a"]), h.make_node("Relu", ["a"], ["y"])]
-    inits = [nh.from_array(w, "w"), nh.from_array(sc, "s"), nh.from_array(bb, "b"), nh.from_array(mean, "m"),
-             nh.from_array(var, "v")]
-    assert check(model(nodes, xs, inits), x) == {"ConvGemm"}
+    nodes = [h.make_node("Conv", ["x", "w", "cb"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+             h.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["n"], name="bn"),
+             h.make_node("Add", ["n", "x"], ["a"], name="add"), h.make_node("Relu", ["a"], ["y"], name="relu")]
+    inits = [nh.from_array(w, "w"), nh.from_array(RNG.standard_normal(40).astype(np.float32), "cb"),
+             nh.from_array(sc, "s"), nh.from_array(bb, "b"), nh.from_array(mean, "m"), nh.from_array(var, "v")]
+    m = model(nodes, xs, inits)
+    assert check(m, x) == {"ConvGemm"}
+    cm = trnsim.compile_onnx(m.SerializeToString())
+    cm.run({"x": x})
+    [op] = cm.report["ops"]
+    assert op["fused"] == ["add", "relu"]
+    timing = trnsim.compile_onnx(m.SerializeToString(), mode="timing")
+    timing.run({})
+    assert timing.report["ops"][0]["instructions"] == op["instructions"]
+    assert timing.report["time_s"] == cm.report["time_s"]
+
+
+def test_conv_batchnorm_keeps_a_shared_conv_output():
+    """A conv output that BatchNormalization and another node both read is not folded (the
+    other reader needs the unnormalised values). Against onnxruntime."""
+    xs = (1, 40, 6, 6)
+    x = RNG.standard_normal(xs).astype(np.float32)
+    w = (RNG.standard_normal((40, 40, 1, 1)) * 0.1).astype(np.float32)
+    p = [RNG.uniform(0.5, 1.5, 40).astype(np.float32) for _ in range(4)]
+    nodes = [h.make_node("Conv", ["x", "w"], ["c"]), h.make_node("BatchNormalization", ["c", "s", "b", "m", "v"], ["n"]),
+             h.make_node("Add", ["n", "c"], ["y"])]
+    inits = [nh.from_array(w, "w")] + [nh.from_array(a, k) for a, k in zip(p, "sbmv")]
+    check(model(nodes, xs, inits), x)
