@@ -124,8 +124,14 @@ TensorInfo get_tensor(BinaryReader& r) {
       t.data = ConstData::owned(type, count, std::move(bytes));
     }
   }
-  if (t.data) {
-    if (t.shape_known && static_cast<int64_t>(t.data->size()) != numel(t.shape))
+  if (t.data && t.shape_known) {
+    int64_t n = 0;
+    try {
+      n = numel(t.shape);
+    } catch (const ShapeError& e) {  // a corrupt shape whose size overflows
+      r.fail("tensor shape", fmt::format("tensor '{}': {}", t.name, e.what()));
+    }
+    if (static_cast<int64_t>(t.data->size()) != n)
       r.fail("tensor constant data", fmt::format("tensor '{}' has {} values for shape {}", t.name, t.data->size(), shape_str(t.shape)));
   }
   return t;

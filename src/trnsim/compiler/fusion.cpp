@@ -69,6 +69,17 @@ void fuse_epilogues(Graph& g) {
       auto it = cons.find(y);
       if (it == cons.end() || it->second.size() != 1 || outputs.count(y)) continue;
       Node& c = g.nodes[it->second[0]];
+      // A Reshape that keeps the shape is a decomposition's rename of its result (finish() in
+      // decompose_steps.h), no data movement: the producer writes the renamed tensor, so what
+      // follows (a BatchNormalization's Relu, a residual Add) can fuse as well.
+      if (c.op == OpKind::Reshape && g.tensor(c.outputs[0]).shape == g.tensor(y).shape &&
+          g.tensor(c.outputs[0]).type == g.tensor(y).type) {
+        m.outputs[0] = c.outputs[0];
+        g.tensors.erase(y);
+        g.nodes.erase(g.nodes.begin() + static_cast<long>(it->second[0]));
+        changed = true;
+        continue;
+      }
       // A LayerNorm over the rows ends the epilogue: what follows it is another node's.
       if (std::any_of(m.epilogue.begin(), m.epilogue.end(), [](const Epilogue& e) { return e.op == OpKind::LayerNormalization; }))
         continue;

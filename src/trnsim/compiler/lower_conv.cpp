@@ -28,21 +28,24 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Input tiles one band needs at once: per group, its channel tiles (one tap each) or stacks.
 int64_t in_tiles(const ConvGeom& g) {
+  if (g.stack_rows) return g.group;
   return g.group * (g.stack > 1 ? ceil_div(g.kw, g.stack) : ceil_div(g.cg(), 128));
 }
 
 // Elements per partition of one band's input tile.
 int64_t band_len(const ConvGeom& g, const ConvPlan& p) {
+  if (g.stack_rows) return p.band_rows * g.wp();  // partition (c, a): kernel row a of each output row
   if (g.stack > 1) return ((p.band_rows - 1) * g.sh + (g.kh - 1) * g.dh) * g.wp() + (g.ow - 1) * g.sw + 1;
   return p.band_images * g.in_rows(p.band_rows) * g.wp();
 }
 
 int64_t bytes_needed(const ConvGeom& g, const ConvPlan& p) {
   const int64_t eb = g.elem_bytes, px = p.band_images * p.band_rows * g.ow;
-  const int64_t weights = g.stack > 1 ? g.group * ceil_div(g.kw, g.stack) * g.kh * g.mg() * eb
-                                      : g.group * ceil_div(g.cg(), 128) * g.taps() * g.mg() * eb;
+  const int64_t weights = g.stack_rows ? g.group * g.kw * g.mg() * eb
+                          : g.stack > 1 ? g.group * ceil_div(g.kw, g.stack) * g.kh * g.mg() * eb
+                                        : g.group * ceil_div(g.cg(), 128) * g.taps() * g.mg() * eb;
   const int64_t input = 2 * in_tiles(g) * band_len(g, p) * eb;
-  const bool padded = g.stack == 1 && (g.pt || g.pl || g.pb || g.pr);
+  const bool padded = g.stack == 1 && !g.stack_rows && (g.pt || g.pl || g.pb || g.pr);
   const int64_t staging = padded ? 2 * p.band_images * g.in_rows(p.band_rows) * g.w * 4 : 0;
   const int64_t results = (2 + g.epilogue_rings) * px * 4;
   const int64_t bias = ceil_div(g.m, 128) * 4 * 2;
@@ -55,7 +58,7 @@ std::optional<ConvPlan> plan_conv(const ConvGeom& g, int64_t budget_bytes) {
   if (g.ow > kChunk || g.oh < 1 || g.ow < 1) return std::nullopt;
   ConvPlan p;
   const int64_t image_px = g.oh * g.ow;
-  if (g.stack == 1 && 2 * image_px <= kChunk) {
+  if (g.stack == 1 && !g.stack_rows && 2 * image_px <= kChunk) {
     // Small feature maps: bands of whole images, so a matmul's moving operand spans images.
     p.band_rows = g.oh;
     p.band_images = std::clamp<int64_t>(kMaxBandPixels / 2 / image_px, 1, g.n);
@@ -77,7 +80,7 @@ ConvGeom conv_gemm_geom(const Graph& gr, const Node& n, int64_t elem_bytes) {
   ConvGeom g{.n = xs[0], .c = xs[1], .h = xs[2], .w = xs[3], .m = ws[1], .group = n.i("group", 1),
              .kh = k[0], .kw = k[1], .sh = s[0], .sw = s[1], .dh = d[0], .dw = d[1],
              .pt = pads[0], .pl = pads[1], .pb = pads[2], .pr = pads[3], .oh = os[2], .ow = os[3],
-             .stack = n.i("stack", 1), .elem_bytes = elem_bytes};
+             .stack = n.i("stack", 1), .stack_rows = n.i("stack_rows", 0) != 0, .elem_bytes = elem_bytes};
   // Scratch for the epilogue ops after a leading Relu (that one runs on the evacuation), and
   // operand tiles when one of them reads another tensor.
   const size_t first = !n.epilogue.empty() && n.epilogue[0].op == OpKind::Relu ? 1 : 0;
@@ -148,7 +151,7 @@ class ConvKernel {
   }
 
  private:
-  bool padded() const { return g_.stack == 1 && (g_.pt || g_.pl || g_.pb || g_.pr); }
+  bool padded() const { return g_.stack == 1 && !g_.stack_rows && (g_.pt || g_.pl || g_.pb || g_.pr); }
 
   // Resident weights: per (group, channel tile) all taps [cin, taps x Mg] in one DMA, or per
   // (group, stack, kernel row) the rows of the stack's taps in that row [taps x Cg, Mg].
@@ -158,6 +161,12 @@ class ConvKernel {
     const int64_t cg = g_.cg(), mg = g_.mg(), M = g_.m;
     int q = 0;
     for (int64_t gi = 0; gi < g_.group; ++gi) {
+      if (g_.stack_rows) {  // rows (b, c, a): partition c * kh + a, one run of mg per column tap b
+        kernels::Tile t = scope.sbuf({g_.kh * cg, g_.kw * mg}, ctx_.matmul_dtype, ctx_.n.name + ".weight");
+        kb_.load(t, hbm_pattern(wt, gi * mg, g_.kh * cg, M, dims_of({{g_.kh * cg * M, g_.kw}, {1, mg}})), {.queue = kQueueW + q++ % kQueuesW});
+        weights_.push_back(t);
+        continue;
+      }
       if (g_.stack > 1) {
         for (const Span& s : kernels::split(g_.kw, g_.stack))
           for (int64_t a = 0; a < g_.kh; ++a) {
@@ -175,15 +184,25 @@ class ConvKernel {
     }
   }
 
+  // Per group one DMA for all full 128-channel tiles (column j: channels 128 j + partition),
+  // one more for a partial last tile, in the order of kernels::split(mg, 128): each DMA pays
+  // the fixed cost, and one per tile kept a 2048-channel layer's operand queue busy 22 us.
   void load_bias(kernels::TileScope& scope) {
     if (ctx_.n.inputs.size() < 3 || ctx_.n.inputs[2].empty()) return;
     const auto& bt = ctx_.hbm(ctx_.n.inputs[2]);
-    for (int64_t gi = 0; gi < g_.group; ++gi)
-      for (const Span& mt : kernels::split(g_.mg(), 128)) {
-        kernels::Tile t = scope.sbuf({mt.size, 1}, DType::F32, ctx_.n.name + ".bias");
-        kb_.load(t, hbm_pattern(bt, gi * g_.mg() + mt.begin, mt.size, 1, {{1, 1}}), {.queue = kQueueOperand});
+    const int64_t mg = g_.mg(), full = mg / 128, tail = mg % 128;
+    for (int64_t gi = 0; gi < g_.group; ++gi) {
+      if (full > 0) {
+        kernels::Tile t = scope.sbuf({128, full}, DType::F32, ctx_.n.name + ".bias");
+        kb_.load(t, hbm_pattern(bt, gi * mg, 128, 1, dims_of({{128, full}})), {.queue = kQueueOperand});
+        for (int64_t j = 0; j < full; ++j) bias_.push_back(t.slice({{0, 128}, {j, j + 1}}));
+      }
+      if (tail > 0) {
+        kernels::Tile t = scope.sbuf({tail, 1}, DType::F32, ctx_.n.name + ".bias");
+        kb_.load(t, hbm_pattern(bt, gi * mg + full * 128, tail, 1, {{1, 1}}), {.queue = kQueueOperand});
         bias_.push_back(t);
       }
+    }
   }
 
   // The K tiles of group gi for the band's input tiles (in the order load_band made them).
@@ -191,6 +210,10 @@ class ConvKernel {
     std::vector<KTile> out;
     const int64_t cg = g_.cg(), mg = g_.mg(), wpad = g_.wp();
     const int64_t ntile = in_tiles(g_) / g_.group;
+    if (g_.stack_rows) {  // one K tile (c, a) per column tap, the tap an offset along the row
+      for (int64_t b = 0; b < g_.kw; ++b) out.push_back({gi, b * mg, g_.kh * cg, gi, b * g_.dw});
+      return out;
+    }
     if (g_.stack > 1) {
       // A stack holds a run of column taps; each kernel row is the same stack at a row offset.
       int64_t i = 0;
@@ -219,6 +242,19 @@ class ConvKernel {
     const int64_t C = g_.c, H = g_.h, W = g_.w, cg = g_.cg(), plane = H * W;
     const int64_t ir = g_.in_rows(b.rows), wpad = g_.wp(), len = band_len(g_, {b.images, b.rows});
     for (int64_t gi = 0; gi < g_.group; ++gi) {
+      if (g_.stack_rows) {
+        // Per channel one DMA: partition c * kh + a takes row (band.row + r) * sh + a * dh of
+        // the (already padded) plane for each output row r of the band.
+        View t = in_ring_->next();
+        for (int64_t c = 0; c < cg; ++c) {
+          const View dst = sbuf_pattern(t, (c + 1) * g_.kh, 0, {{1, len}}).slice({{c * g_.kh, (c + 1) * g_.kh}});
+          kb_.load(dst, hbm_pattern(x, (b.img * C + gi * cg + c) * plane + b.row * g_.sh * W, g_.kh, g_.dh * W,
+                                    dims_of({{g_.sh * W, b.rows}, {1, W}})),
+                   {.queue = kQueueIn + in_q_++ % kQueuesIn});
+        }
+        tiles.push_back(t);
+        continue;
+      }
       if (g_.stack > 1) {
         // Each column tap of a stack: the (already padded) input plane shifted by its offset.
         for (const Span& s : kernels::split(g_.kw, g_.stack)) {
@@ -288,9 +324,10 @@ class ConvKernel {
             const KTile& t = kt[k];
             const View& wtile = weights_[static_cast<size_t>(t.weight_tile)];
             const View stat = wtile.slice({{0, t.rows}, {t.w_col0 + mt.begin, t.w_col0 + mt.end()}});
-            const int64_t img_len = g_.stack > 1 ? 0 : ir * wpad;
-            const View mov = sbuf_pattern(in[static_cast<size_t>(t.input)], t.rows, c.img * img_len + c.row * g_.sh * wpad + t.offset,
-                                       dims_of({{img_len, c.images}, {g_.sh * wpad, c.rows}, {g_.sw, g_.ow}}));
+            const int64_t img_len = g_.stack > 1 || g_.stack_rows ? 0 : ir * wpad;
+            const int64_t row_step = g_.stack_rows ? wpad : g_.sh * wpad;  // stacked rows: one band row per output row
+            const View mov = sbuf_pattern(in[static_cast<size_t>(t.input)], t.rows, c.img * img_len + c.row * row_step + t.offset,
+                                       dims_of({{img_len, c.images}, {row_step, c.rows}, {g_.sw, g_.ow}}));
             kb_.matmul(ps, stat, mov, k == 0, k + 1 == kt.size());
           }
           const View dst = out.slice({{0, mt.size}, {(c.img * b.rows + c.row) * g_.ow, (c.img * b.rows + c.row) * g_.ow + cpx}});
@@ -344,7 +381,8 @@ class ConvKernel {
   KernelBuilder& kb_;
   ConvGeom g_;
   ConvPlan p_;
-  std::vector<kernels::Tile> weights_, bias_;
+  std::vector<kernels::Tile> weights_;
+  std::vector<View> bias_;
   std::optional<TileRing> in_ring_, stage_, acc_, res_, opr_, tmp_;
   int in_q_ = 0, st_q_ = 0;
 };

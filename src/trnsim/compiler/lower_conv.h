@@ -7,6 +7,9 @@
 // few channels (the RGB stem) stack a kernel row's taps on the partitions instead: each column
 // tap is one DMA of the padded input shifted by its offset (im2col through the DMA's access
 // pattern, kw copies, not kh x kw), and each kernel row reads that stack at a row offset.
+// Few channels under windows that do not overlap in rows (a patchify conv: stride >= kernel,
+// ViT's 16 x 16 / 16) stack the kernel rows instead: partition (c, a) holds input rows
+// oh * sh + a * dh, so every input element is read once, and each column tap is an offset.
 // PSUM is evacuated by ScalarE with the bias (and a leading Relu) applied; the other fused
 // epilogue ops (residual add, ...) run on the fp32 result band before one store per band.
 #pragma once
@@ -23,6 +26,7 @@ struct ConvGeom {
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;  // padding applied on chip
   int64_t oh = 1, ow = 1;
   int64_t stack = 1;       // column taps per K tile (> 1: stacked on the partitions)
+  bool stack_rows = false; // kernel rows x channels on the partitions (non-overlapping rows)
   int64_t elem_bytes = 2;  // TensorE operand width
   int epilogue_rings = 0;  // fp32 band tiles the epilogue needs (operand + scratch)
   int64_t cg() const { return c / group; }
@@ -41,6 +45,11 @@ struct ConvPlan {
 
 // Channels per group at or below which taps are stacked on the partitions.
 inline constexpr int64_t kStackMaxChannels = 32;
+// Whether kernel rows stack on the partitions (ConvGemm's `stack_rows`): few channels, all
+// kh x Cg rows in one K tile, and windows that never share an input row.
+inline bool stacks_rows(const ConvGeom& g) {
+  return g.kh > 1 && g.cg() <= kStackMaxChannels && g.kh * g.cg() <= 128 && g.sh >= (g.kh - 1) * g.dh + 1;
+}
 // SBUF per partition the kernel may use: half, so the neighbouring node's tiles fit beside it.
 inline constexpr int64_t kConvBudgetBytes = 88 * 1024;
 

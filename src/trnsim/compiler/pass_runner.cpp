@@ -8,6 +8,7 @@
 #include "trnsim/common/progress.h"
 #include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/decompose.h"
+#include "trnsim/compiler/fold_batchnorm.h"
 #include "trnsim/compiler/fuse_attention.h"
 #include "trnsim/compiler/fuse_elementwise.h"
 #include "trnsim/compiler/fuse_gelu.h"
@@ -26,6 +27,7 @@ const std::vector<Pass>& compiler_passes() {
       {"bind-inputs", false, [](PassState& s) { s.defaulted = bind_inputs(s.g, s.opt.input_shapes, s.opt.dims, s.opt.batch); }},
       {"shape-inference", true, [](PassState& s) { infer_shapes(s.g); }},
       {"constant-folding", true, [](PassState& s) { fold_constants(s.g, !s.opt.timing_only); eliminate_dead_code(s.g); }},
+      {"batchnorm-folding", true, [](PassState& s) { if (s.opt.fuse) fold_batchnorm(s.g); }},
       {"decomposition", true, [](PassState& s) { decompose(s.g); }},
       {"sparsify", true, [](PassState& s) { sparsify_graph(s.g); }},
       {"quantize", true, [](PassState& s) { quantize_graph(s.g, s.opt.quant, mx_on_chip(s.opt.quant, *s.chip)); }},
@@ -53,7 +55,7 @@ const std::vector<Pass>& compiler_passes() {
 }
 
 const std::vector<std::string_view>& front_passes() {
-  static const std::vector<std::string_view> f = {"bind-inputs", "shape-inference", "constant-folding", "decomposition", "constant-folding"};
+  static const std::vector<std::string_view> f = {"bind-inputs", "shape-inference", "constant-folding", "batchnorm-folding", "decomposition", "constant-folding"};
   return f;
 }
 

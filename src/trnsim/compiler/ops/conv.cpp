@@ -134,24 +134,29 @@ bool conv_gemm(GraphEditor& e, const Node& n) {
   // Few channels (an RGB stem): stack a kernel row's taps on the partitions, from an input
   // padded in HBM (each tap one shifted copy; the kernel rows are row offsets of the same copy).
   const bool dw = depthwise(geom);
-  if (!dw && Cg <= kStackMaxChannels && geom.kw > 1) {
-    geom.stack = std::min<int64_t>(geom.kw, 128 / Cg);
+  geom.stack_rows = !dw && stacks_rows(geom);
+  if (!dw && Cg <= kStackMaxChannels && (geom.kw > 1 || geom.stack_rows)) {
+    if (!geom.stack_rows) geom.stack = std::min<int64_t>(geom.kw, 128 / Cg);
     geom.h += geom.pt + geom.pb;
     geom.w += geom.pl + geom.pr;
     geom.pt = geom.pl = geom.pb = geom.pr = 0;
   }
   if (dw ? depthwise_band_rows(geom) == 0 : !plan_conv(geom)) return false;
   std::string x = n.inputs[0];
-  if (geom.stack > 1) x = pad_spatial(e, n, x, wp, 0.0);
+  if (geom.stack > 1 || geom.stack_rows) x = pad_spatial(e, n, x, wp, 0.0);
   if (one_d) x = reshape(e, n.name + ".as2d", x, {geom.n, geom.c, 1, geom.w});
-  const std::vector<int64_t> perm = one_d ? std::vector<int64_t>{2, 1, 0} : std::vector<int64_t>{2, 3, 1, 0};
+  // Weight rows [kh, kw, Cg] (tap-major), or [kw, Cg, kh] when kernel rows stack: then one
+  // column tap's K tile (c, a) is one run of rows.
+  const std::vector<int64_t> perm = one_d ? std::vector<int64_t>{2, 1, 0}
+                                    : geom.stack_rows ? std::vector<int64_t>{3, 1, 2, 0} : std::vector<int64_t>{2, 3, 1, 0};
   std::string w = reshape(e, n.name + ".weight", transpose(e, n.name + ".weight", n.inputs[1], perm), {taps * Cg, geom.m});
   std::vector<std::string> in = {x, w};
   if (n.inputs.size() > 2 && !n.inputs[2].empty()) in.push_back(n.inputs[2]);
   // A 2-D conv writes its output directly, so that the epilogue fusion sees its consumers.
   std::string y = e.add(OpKind::ConvGemm, n.name, in,
                         {{"kernel_shape", k}, {"strides", st}, {"dilations", dil},
-                         {"pads", std::vector<int64_t>{geom.pt, geom.pl, geom.pb, geom.pr}}, {"group", group}, {"stack", geom.stack}},
+                         {"pads", std::vector<int64_t>{geom.pt, geom.pl, geom.pb, geom.pr}}, {"group", group}, {"stack", geom.stack},
+                         {"stack_rows", static_cast<int64_t>(geom.stack_rows)}},
                         one_d ? "" : n.outputs[0]);
   if (one_d) finish(e, n, y);
   return true;

@@ -2,7 +2,8 @@
 // decomposition (ops/conv.cpp), never imported. Inputs: x [N, C, H, W], the weight laid out
 // [taps x C/group, M] (a Transpose of the ONNX weight, folded at compile time), the bias [M]
 // (optional). Attributes: kernel_shape, strides, dilations (2 each), pads (top, left, bottom,
-// right; padding done on chip), group, stack (column taps per K tile). Split across cores by
+// right; padding done on chip), group, stack (column taps per K tile), stack_rows (1: kernel rows
+// on the partitions, the weight laid out [kw x C/group x kh, M] instead). Split across cores by
 // bands. A depthwise conv runs on VectorE/ScalarE instead (lower_depthwise.cpp) and takes no
 // fused epilogue (the fusion pass leaves it alone).
 #include "trnsim/compiler/lower_conv.h"
@@ -43,7 +44,8 @@ void eval(Graph& gr, const Node& n, std::vector<double>& out) {
               const int64_t iy = oy * g.sh - g.pt + (t / g.kw) * g.dh, ix = ox * g.sw - g.pl + (t % g.kw) * g.dw;
               if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) continue;
               const int64_t ch = (m / mg) * cg + c;
-              acc += x[static_cast<size_t>(((b * g.c + ch) * g.h + iy) * g.w + ix)] * w[static_cast<size_t>((t * cg + c) * g.m + m)];
+              const int64_t row = g.stack_rows ? ((t % g.kw) * cg + c) * g.kh + t / g.kw : t * cg + c;
+              acc += x[static_cast<size_t>(((b * g.c + ch) * g.h + iy) * g.w + ix)] * w[static_cast<size_t>(row * g.m + m)];
             }
           out[i] = acc;
         }
@@ -64,7 +66,7 @@ int64_t bands(const Graph& g, const Node& n) {
 
 void register_conv_gemm(OpRegistry& r) {
   r.push_back({.kind = OpKind::ConvGemm, .name = "ConvGemm", .cls = OpClass::Compute, .min_inputs = 2, .max_inputs = 3,
-               .attributes = {"kernel_shape", "strides", "dilations", "pads", "group", "stack"},
+               .attributes = {"kernel_shape", "strides", "dilations", "pads", "group", "stack", "stack_rows"},
                .internal = true,
                .rules = {.infer = infer, .eval = eval, .lower = lower_conv_gemm, .parallel_units = bands}});
 }
