@@ -17,6 +17,7 @@
 #include "trnsim/compiler/quantize.h"
 #include "trnsim/compiler/fuse_qkv.h"
 #include "trnsim/compiler/sbuf_placement.h"
+#include "trnsim/compiler/sbuf_residency.h"
 #include "trnsim/compiler/shape_inference.h"
 
 namespace trnsim::compiler {
@@ -40,6 +41,9 @@ const std::vector<Pass>& compiler_passes() {
          if (s.opt.policy == DTypePolicy::BF16) store_operands_narrow(s.g, ElemType::BFloat16);
        }},
       {"sbuf-placement", true, [](PassState& s) { place_sbuf_halves(s.g); }},
+      {"sbuf-residency", true, [](PassState& s) {
+         if (s.opt.resident_activations) plan_sbuf_residency(s.g, *s.chip);
+       }},
       {"memory-planning", true, [](PassState& s) { s.model->hbm = plan_hbm(s.g, *s.chip); }},
       {"lowering", true, [](PassState& s) {
          const auto total = static_cast<int64_t>(s.g.nodes.size());

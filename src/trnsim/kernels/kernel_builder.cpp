@@ -222,7 +222,7 @@ Tensor KernelBuilder::hbm_scratch(const std::string& name, std::vector<int64_t> 
 
 namespace {
 Tile allocate(KernelBuilder::Impl& I, int core, isa::Space sp, std::vector<int64_t> shape, DType t,
-              const std::string& name, Allocator& alloc, int64_t bank) {
+              const std::string& name, Allocator& alloc, int64_t bank, int64_t fixed = -1) {
   const char* what = sp == isa::Space::SBUF ? "sbuf_tile" : "psum_tile";
   std::string label = fmt::format("{}{}{} {} {}", what, name.empty() ? "" : " '", name.empty() ? "" : name + "'",
                                   shape_str(shape), numerics::name(t));
@@ -240,7 +240,13 @@ Tile allocate(KernelBuilder::Impl& I, int core, isa::Space sp, std::vector<int64
   int64_t bytes = free * (bits >= 8 ? bits / 8 : 1);
   int64_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
   if (bank > 0 && rounded > bank) rounded = (rounded + bank - 1) / bank * bank;
-  int64_t at = alloc.find(rounded, bank);
+  int64_t at = fixed >= 0 ? fixed : alloc.find(rounded, bank);
+  if (fixed >= 0) {
+    bool clash = fixed % kAlign != 0 || fixed + rounded > alloc.capacity;
+    for (auto& [a, b] : alloc.used) clash = clash || (fixed < b && a < fixed + rounded);
+    if (clash)
+      throw ShapeError(label + fmt::format(": bytes [{}, {}) per partition of {} are not free", fixed, fixed + rounded, isa::space_name(sp)));
+  }
   if (at < 0)
     throw ShapeError(label + fmt::format(": needs {} bytes per partition but the largest free gap of {} is {} "
                                          "bytes ({} per partition, {} live tiles); free tiles or use smaller ones",
@@ -286,6 +292,10 @@ Tile allocate(KernelBuilder::Impl& I, int core, isa::Space sp, std::vector<int64
 
 Tile KernelBuilder::sbuf_tile(std::vector<int64_t> shape, DType t, const std::string& name) {
   return allocate(*impl_, core_, isa::Space::SBUF, std::move(shape), t, name, impl_->sbuf[core_], 0);
+}
+
+Tile KernelBuilder::sbuf_tile_at(int64_t offset, std::vector<int64_t> shape, DType t, const std::string& name) {
+  return allocate(*impl_, core_, isa::Space::SBUF, std::move(shape), t, name, impl_->sbuf[core_], 0, offset);
 }
 
 Tile KernelBuilder::psum_tile(std::vector<int64_t> shape, DType t, const std::string& name) {

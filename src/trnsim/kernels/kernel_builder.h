@@ -139,6 +139,10 @@ class KernelBuilder {
 
   // ---- on-chip allocation (current core). Shape {partitions, free...}.
   Tile sbuf_tile(std::vector<int64_t> shape, DType t, const std::string& name = "");
+  // The same at a fixed byte offset per partition (ShapeError if those bytes are taken): SBUF
+  // that several kernels of a linked program share, such as an activation kept resident
+  // between its producer and its consumers (compiler/sbuf_residency.h).
+  Tile sbuf_tile_at(int64_t offset, std::vector<int64_t> shape, DType t, const std::string& name = "");
   // PSUM tiles are placed so that none crosses a 2 KiB bank unless it spans whole banks.
   Tile psum_tile(std::vector<int64_t> shape, DType t = DType::F32, const std::string& name = "");
   void free(const Tile& t);

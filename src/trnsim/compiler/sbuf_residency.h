@@ -1,0 +1,38 @@
+// Activations resident in SBUF between nodes (pass `sbuf-residency`), as the Neuron compiler
+// keeps a layer's activations on chip at small batch: a MatMul's result whose readers are
+// MatMuls (as their row-major A, or as a full-shape epilogue operand such as a residual) stays
+// in SBUF from its producer to its last such reader, and those readers take it from there
+// instead of a store to HBM and a load back (two DMA fixed costs and the bytes, on the
+// critical path of every node boundary at one row tile). The HBM store is kept only when
+// another reader (attention, a library kernel, a graph output) needs the tensor.
+//
+// Layout: row r of the tensor flattened to [R, N] lives on partition r % 128 at
+// ((r / 128) * N + column) elements past the tensor's offset, in its storage dtype (fp32, or
+// bf16 where operand-storage narrowed it). Offsets are one allocation over the program: each
+// resident tensor is live from its producer to its last resident reader, placed top-down in
+// the highest quarter of SBUF beside the tensors live at the same time; every kernel in that
+// span holds those bytes (KernelBuilder::sbuf_tile_at), so nothing between overwrites them,
+// and the linked program's per-byte dependencies order the readers after the producer.
+// Only nodes on one NeuronCore take part (SBUF is per core), and only row tilings that
+// producer and reader share (one batch index, or M a multiple of 128).
+//
+// Node attributes written: "resident:<tensor>" = {offset bytes per partition, bytes per
+// partition, dtype (0 fp32, 1 bf16), store to HBM (0/1), producer (0/1)} on every node of the
+// tensor's span, under each name the node reads it by (a Reshape alias included).
+#pragma once
+#include "trnsim/compiler/ir.h"
+#include "trnsim/hw/chip_spec.h"
+
+namespace trnsim::compiler {
+
+// The share of a core's SBUF that resident activations may take (the top quarter): matmul
+// kernels use at most half (sbuf_placement.h), alternating halves, so a quarter leaves the
+// upper-half kernel three quarters of its half in the worst case.
+inline constexpr int64_t kResidentSbufDivisor = 4;
+
+void plan_sbuf_residency(Graph& g, const hw::ChipSpec& chip);
+
+// The attribute key for tensor `name`.
+std::string resident_attr(const std::string& name);
+
+}  // namespace trnsim::compiler
