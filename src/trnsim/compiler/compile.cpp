@@ -84,6 +84,7 @@ Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTyp
     if (!o.empty()) ctx.hbm(o);
   s.reads = ctx.reads;
   s.writes = ctx.writes;
+  s.sbuf_peak_bytes = kb.sbuf_peak_bytes_per_partition();
   s.program = kb.build();
   return s;
 }

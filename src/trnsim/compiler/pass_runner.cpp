@@ -42,7 +42,7 @@ const std::vector<Pass>& compiler_passes() {
        }},
       {"sbuf-placement", true, [](PassState& s) { place_sbuf_halves(s.g); }},
       {"sbuf-residency", true, [](PassState& s) {
-         if (s.opt.resident_activations) plan_sbuf_residency(s.g, *s.chip);
+         if (s.opt.resident_activations) plan_sbuf_residency(s.g, *s.chip, s.opt.policy);
        }},
       {"memory-planning", true, [](PassState& s) { s.model->hbm = plan_hbm(s.g, *s.chip); }},
       {"lowering", true, [](PassState& s) {

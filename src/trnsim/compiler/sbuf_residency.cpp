@@ -1,5 +1,7 @@
 #include "trnsim/compiler/sbuf_residency.h"
 
+#include "trnsim/compiler/compile.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -66,7 +68,7 @@ struct Candidate {
 
 std::string resident_attr(const std::string& name) { return "resident:" + name; }
 
-void plan_sbuf_residency(Graph& g, const hw::ChipSpec& chip) {
+void plan_sbuf_residency(Graph& g, const hw::ChipSpec& chip, DTypePolicy policy) {
   for (Node& n : g.nodes)
     for (auto it = n.attrs.begin(); it != n.attrs.end();)
       it = it->first.rfind("resident:", 0) == 0 ? n.attrs.erase(it) : std::next(it);
@@ -125,12 +127,19 @@ void plan_sbuf_residency(Graph& g, const hw::ChipSpec& chip) {
       c.last = std::max(c.last, i);
     }
   }
-  // Offsets: top-down in the resident quarter, beside the tensors live at the same time.
+  // What each kernel of a span takes without resident tensors: they must sit above it.
+  std::map<size_t, int64_t> peak;
+  for (const Candidate& c : cands)
+    if (!c.names.empty())
+      for (size_t i = c.producer; i <= c.last; ++i)
+        if (!peak.count(i)) peak[i] = g.nodes[i].op == OpKind::Reshape ? 0 : lower_node(g, g.nodes[i], chip, policy).sbuf_peak_bytes;
+  // Offsets: top-down, beside the tensors live at the same time.
   const int64_t cap = static_cast<int64_t>(chip.core.sbuf.bytes_per_partition.value());
-  const int64_t floor = cap - cap / kResidentSbufDivisor;
   std::vector<const Candidate*> placed;
   for (Candidate& c : cands) {
     if (c.names.empty()) continue;
+    int64_t floor = 0;
+    for (size_t i = c.producer; i <= c.last; ++i) floor = std::max(floor, peak[i]);
     std::vector<std::pair<int64_t, int64_t>> busy;
     for (const Candidate* p : placed)
       if (p->producer <= c.last && c.producer <= p->last) busy.push_back({p->offset, p->offset + p->bytes});

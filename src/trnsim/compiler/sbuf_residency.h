@@ -20,17 +20,13 @@
 // partition, dtype (0 fp32, 1 bf16), store to HBM (0/1), producer (0/1)} on every node of the
 // tensor's span, under each name the node reads it by (a Reshape alias included).
 #pragma once
+#include "trnsim/compiler/compiled_model.h"
 #include "trnsim/compiler/ir.h"
 #include "trnsim/hw/chip_spec.h"
 
 namespace trnsim::compiler {
 
-// The share of a core's SBUF that resident activations may take (the top quarter): matmul
-// kernels use at most half (sbuf_placement.h), alternating halves, so a quarter leaves the
-// upper-half kernel three quarters of its half in the worst case.
-inline constexpr int64_t kResidentSbufDivisor = 4;
-
-void plan_sbuf_residency(Graph& g, const hw::ChipSpec& chip);
+void plan_sbuf_residency(Graph& g, const hw::ChipSpec& chip, DTypePolicy policy);
 
 // The attribute key for tensor `name`.
 std::string resident_attr(const std::string& name);

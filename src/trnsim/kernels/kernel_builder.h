@@ -149,7 +149,12 @@ class KernelBuilder {
   // Refuses up front (ShapeError with the estimate and the memory limit) a program that would
   // hold `n` instructions beyond the builder's budget; emitting past it is refused anyway.
   void expect_instructions(int64_t n) const;
+  // SBUF bytes per partition not taken by the kernel's own tiles. Tiles held at fixed offsets
+  // (sbuf_tile_at) do not count: whoever places them keeps them above what the kernel uses
+  // without them (sbuf_peak_bytes_per_partition), so they never change a kernel's plan.
   int64_t sbuf_free_bytes_per_partition() const;
+  // The highest SBUF byte per partition the kernel's own tiles reached, over its cores.
+  int64_t sbuf_peak_bytes_per_partition() const;
   int psum_free_banks() const;
 
   // ---- DMA (queue round-robin unless Opts::queue)
