@@ -107,8 +107,8 @@ const kernels::Tensor& LowerCtx::hbm_const_as(const std::string& name, DType t) 
   return tensors.emplace(name, kb.hbm_input(name, {std::max<int64_t>(1, numel(g.tensor(name).shape))}, t)).first->second;
 }
 
-View LowerCtx::Resident::rows(int64_t row0, int64_t nrows, kernels::Span c) const {
-  const int64_t t = row0 / 128, p = row0 % 128;
+View LowerCtx::Resident::rows(int64_t bi, int64_t r0, int64_t nrows, kernels::Span c) const {
+  const int64_t t = bi * ((m + 127) / 128) + r0 / 128, p = r0 % 128;
   return tile.slice({{p, p + nrows}, {t * cols + c.begin, t * cols + c.end()}});
 }
 
@@ -128,7 +128,7 @@ void LowerCtx::hold_resident() {
     if (it == held.end())
       it = held.emplace(v[0], kb.sbuf_tile_at(v[0], {128, v[1] / (v[2] ? 2 : 4)}, dt, "resident." + name)).first;
     const Shape& s = g.tensor(name).shape;
-    resident[name] = Resident{it->second, s.empty() ? 1 : s.back(), v[3] != 0, v[4] != 0};
+    resident[name] = Resident{it->second, s.size() < 2 ? 1 : s[s.size() - 2], s.empty() ? 1 : s.back(), v[3] != 0, v[4] != 0};
   }
 }
 

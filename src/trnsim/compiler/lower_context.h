@@ -67,10 +67,10 @@ struct LowerCtx {
   // this node produces it.
   struct Resident {
     kernels::Tile tile;
-    int64_t cols = 0;
+    int64_t m = 0, cols = 0;  // rows per batch index, row length
     bool store = false, producer = false;
-    // Flattened rows [row0, row0 + rows) (within one row tile of 128) x columns `c`.
-    View rows(int64_t row0, int64_t nrows, kernels::Span c) const;
+    // Rows [r0, r0 + nrows) of batch index `bi` (within one row tile of 128) x columns `c`.
+    View rows(int64_t bi, int64_t r0, int64_t nrows, kernels::Span c) const;
   };
   std::map<std::string, Resident> resident;
   const Resident* resident_of(const std::string& name) const;

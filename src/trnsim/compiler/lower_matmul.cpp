@@ -410,7 +410,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
         return;
       }
       for (const Span& chunk : kernels::split(j.k, kRawCols)) {
-        View a = ra ? ra->rows(bi * j.m + mt.begin, mt.size, chunk) : kernels::corner(araw.next(), mt.size, chunk.size);
+        View a = ra ? ra->rows(bi, mt.begin, mt.size, chunk) : kernels::corner(araw.next(), mt.size, chunk.size);
         if (!ra) kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, chunk), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
         if (cast_a) a = cast(a);
         const auto kts = kernels::split(chunk.size, 128);
@@ -449,7 +449,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
         kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
         return s;
       }
-      View a = ra ? ra->rows(bi * j.m + mt.begin, mt.size, kt) : kernels::corner(araw.next(), mt.size, kt.size);
+      View a = ra ? ra->rows(bi, mt.begin, mt.size, kt) : kernels::corner(araw.next(), mt.size, kt.size);
       if (!ra) kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, kt), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
       if (cast_a) a = cast(a);
       View t = kernels::corner(tp.next(), kt.size, mt.size);
@@ -545,12 +545,11 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
           View& row = rows_v[static_cast<size_t>(r - g0)];
           // A result resident in SBUF is written where its readers take it: in place when it
           // is fp32, else the last step of the epilogue writes it at the operand width (fin).
-          const int64_t flat = rb * j.m + mt.begin;
           if (j.ln >= 0 && cbl.begin == 0)
-            row = rdirect ? rout->rows(flat, mt.size, head.cols) : kernels::corner(rowbuf->next(), mt.size, head.cols.size);
+            row = rdirect ? rout->rows(rb, mt.begin, mt.size, head.cols) : kernels::corner(rowbuf->next(), mt.size, head.cols.size);
           View out = j.ln >= 0 ? row.slice({{0, mt.size}, {cbl.begin, cbl.end()}})
-                     : rdirect ? rout->rows(flat, mt.size, cb) : kernels::corner(res.next(), mt.size, cb.size);
-          const View fin = rout && j.ln < 0 ? rout->rows(flat, mt.size, cb) : out;
+                     : rdirect ? rout->rows(rb, mt.begin, mt.size, cb) : kernels::corner(res.next(), mt.size, cb.size);
+          const View fin = rout && j.ln < 0 ? rout->rows(rb, mt.begin, mt.size, cb) : out;
           if (bud.ws) {
             kb.activation(out, ws_acc[static_cast<size_t>(r - g0)], ActFunc::Copy);
           } else if (bud.stream_b) {
@@ -573,7 +572,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
           for (size_t e = 0; e < pre; ++e) {
             if (j.epilogue[e].first.operand.empty()) continue;
             if (const LowerCtx::Resident* ro = ctx.resident_of(j.epilogue[e].first.operand)) {
-              opv[e] = ro->rows(rb * j.m + mt.begin, mt.size, cb);  // a residual left in SBUF by its producer
+              opv[e] = ro->rows(rb, mt.begin, mt.size, cb);  // a residual left in SBUF by its producer
             } else if (shared[e].buffer() >= 0) {
               opv[e] = kernels::corner(shared[e], mt.size, cb.size);
             } else if (pe[e].col_stride[0] == 0) {
@@ -644,7 +643,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
               opv[e] = it->second;
               apply(e, row, row, {0, ncol});
             }
-            if (rout && !rdirect) kb.copy(rout->rows(flat, mt.size, head.cols), row);
+            if (rout && !rdirect) kb.copy(rout->rows(rb, mt.begin, mt.size, head.cols), row);
             if (!rout || rout->store)
               kb.store(ctx.view(j.out, po, 0, rb, mt, head.cols), row, {.queue = q.store + static_cast<int>(n_stores++ % q.stores)});
           }

@@ -15,7 +15,7 @@ namespace trnsim::compiler {
 
 // Bumped whenever the lowering's timing changes: caches of measured costs (the llm cost
 // cache) carry it in their key, as the probes they also run may not touch the changed path.
-inline constexpr int kLoweringVersion = 11;  // 11: broadcast parameter rows read once (GpSimd copies them across partitions), resident weights at one row tile, one A^T slot without a next row tile, large last-two-axes transposes on TensorE; 10: the weight-stationary group leaves room for the stationary ring; 9: fused QKV projections; 8: weight-stationary streamed weights; 7: linked programs wait per instruction, not per node; 6: streamed blocks fit their rings; 5: operand rings deep enough for every epilogue operand; 4: resident weights, A^T one row ahead, epilogue on the PSUM evacuation, LayerNorm epilogue
+inline constexpr int kLoweringVersion = 12;  // 12: matmul results resident in SBUF for matmul readers (sbuf_residency.h); 11: broadcast parameter rows read once (GpSimd copies them across partitions), resident weights at one row tile, one A^T slot without a next row tile, large last-two-axes transposes on TensorE; 10: the weight-stationary group leaves room for the stationary ring; 9: fused QKV projections; 8: weight-stationary streamed weights; 7: linked programs wait per instruction, not per node; 6: streamed blocks fit their rings; 5: operand rings deep enough for every epilogue operand; 4: resident weights, A^T one row ahead, epilogue on the PSUM evacuation, LayerNorm epilogue
 
 void lower_matmul(LowerCtx& ctx);
 void lower_gather(LowerCtx& ctx);

@@ -14,13 +14,13 @@ constexpr int64_t kAlign = 64;  // the SBUF allocator's granule, bytes per parti
 
 bool one_core(const Node& n) { return n.i("cores", 1) <= 1; }
 
-// [..., M, C] flattened to rows: row tiles of 128 are the same for every reader when there is
-// one batch index or M is a multiple of 128 (a matmul tiles each batch index's M separately).
-bool rows_align(const Shape& s) {
-  if (s.size() < 2) return false;
+// [..., M, C] as (batch indices, M): a matmul tiles each batch index's M by 128, so producer
+// and reader share row tiles when these agree.
+std::pair<int64_t, int64_t> rows_of(const Shape& s) {
+  if (s.size() < 2) return {0, 0};
   int64_t nb = 1;
   for (size_t i = 0; i + 2 < s.size(); ++i) nb *= s[i];
-  return nb == 1 || s[s.size() - 2] % 128 == 0;
+  return {nb, s[s.size() - 2]};
 }
 
 // Index of a fused LayerNorm in the epilogue (operands after it are row-broadcast constants).
@@ -31,11 +31,11 @@ size_t block_epilogue(const Node& n) {
 }
 
 // Whether MatMul `c` reads `v` (a name of an [R, n] resident tensor) as its row-major A.
-bool reads_as_a(const Graph& g, const Node& c, const std::string& v, int64_t n) {
+bool reads_as_a(const Graph& g, const Node& c, const std::string& v, int64_t n, std::pair<int64_t, int64_t> rows) {
   if (c.op != OpKind::MatMul || !one_core(c) || c.inputs[0] != v || c.inputs[1] == v) return false;
   const Shape& as = g.tensor(v).shape;
   const Shape& bs = g.tensor(c.inputs[1]).shape;
-  if (as.size() < 2 || bs.size() < 2 || as.back() != n || as[as.size() - 2] < 2 || !rows_align(as)) return false;
+  if (as.size() < 2 || bs.size() < 2 || as.back() != n || as[as.size() - 2] < 2 || rows_of(as) != rows) return false;
   // A not broadcast over B's batch axes: its rows are the matmul's rows.
   int64_t na = 1, nbb = 1;
   for (size_t i = 0; i + 2 < as.size(); ++i) na *= as[i];
@@ -44,13 +44,13 @@ bool reads_as_a(const Graph& g, const Node& c, const std::string& v, int64_t n) 
 }
 
 // Whether MatMul `c` reads `v` only as a full-shape operand of its block epilogue (a residual).
-bool reads_as_operand(const Graph& g, const Node& c, const std::string& v) {
+bool reads_as_operand(const Graph& g, const Node& c, const std::string& v, std::pair<int64_t, int64_t> rows) {
   if (c.op != OpKind::MatMul || !one_core(c)) return false;
   const size_t pre = block_epilogue(c);
   bool any = false;
   for (size_t e = 0; e < c.epilogue.size(); ++e) {
     if (c.epilogue[e].operand != v) continue;
-    if (e >= pre || g.tensor(v).shape != g.tensor(c.outputs[0]).shape || !rows_align(g.tensor(v).shape)) return false;
+    if (e >= pre || g.tensor(v).shape != g.tensor(c.outputs[0]).shape || rows_of(g.tensor(v).shape) != rows) return false;
     any = true;
   }
   return any;
@@ -88,13 +88,13 @@ void plan_sbuf_residency(Graph& g, const hw::ChipSpec& chip, DTypePolicy policy)
     const TensorInfo& t = g.tensor(n.outputs[0]);
     if (t.type != ElemType::Float && t.type != ElemType::BFloat16) continue;
     if (t.shape.size() < 2 || g.tensor(n.inputs[0]).shape.size() < 2 || g.tensor(n.inputs[1]).shape.size() < 2) continue;
-    if (!rows_align(t.shape) || numel(t.shape) == 0) continue;
+    if (numel(t.shape) == 0) continue;
     Candidate c;
     c.name = n.outputs[0];
     c.producer = c.last = i;
     c.bf16 = t.type == ElemType::BFloat16;
-    const int64_t cols = t.shape.back(), rows = numel(t.shape) / cols;
-    c.bytes = ((rows + 127) / 128 * cols * (c.bf16 ? 2 : 4) + kAlign - 1) / kAlign * kAlign;
+    const auto [nb, m] = rows_of(t.shape);
+    c.bytes = (nb * ((m + 127) / 128) * t.shape.back() * (c.bf16 ? 2 : 4) + kAlign - 1) / kAlign * kAlign;
     c.store = outputs.count(c.name) > 0;
     by_name[c.name] = cands.size();
     cands.push_back(std::move(c));
@@ -111,14 +111,14 @@ void plan_sbuf_residency(Graph& g, const hw::ChipSpec& chip, DTypePolicy policy)
       auto it = by_name.find(root(v));
       if (it == by_name.end()) continue;
       Candidate& c = cands[it->second];
-      const int64_t cols = g.tensor(c.name).shape.back();
-      const bool as_a = reads_as_a(g, n, v, cols);
+      const Shape& cs = g.tensor(c.name).shape;
+      const bool as_a = reads_as_a(g, n, v, cs.back(), rows_of(cs));
       bool other = false;  // reads it in any way SBUF residency does not serve
       for (size_t k = 0; k < n.inputs.size(); ++k)
         if (n.inputs[k] == v && !(k == 0 && as_a)) other = true;
       bool as_operand = false;
       for (const auto& e : n.epilogue) as_operand = as_operand || e.operand == v;
-      if (as_operand && !reads_as_operand(g, n, v)) other = true;
+      if (as_operand && !reads_as_operand(g, n, v, rows_of(cs))) other = true;
       if (other) {
         c.store = true;
         continue;

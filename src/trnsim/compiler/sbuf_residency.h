@@ -6,15 +6,16 @@
 // critical path of every node boundary at one row tile). The HBM store is kept only when
 // another reader (attention, a library kernel, a graph output) needs the tensor.
 //
-// Layout: row r of the tensor flattened to [R, N] lives on partition r % 128 at
-// ((r / 128) * N + column) elements past the tensor's offset, in its storage dtype (fp32, or
-// bf16 where operand-storage narrowed it). Offsets are one allocation over the program: each
+// Layout: the tensor as [B, M, N] (B batch indices): row r of batch index b lives on
+// partition r % 128 at ((b * ceil(M / 128) + r / 128) * N + column) elements past the
+// tensor's offset, the row tiles a matmul makes, in its storage dtype (fp32, or bf16 where
+// operand-storage narrowed it). Offsets are one allocation over the program: each
 // resident tensor is live from its producer to its last resident reader, placed top-down in
 // the highest quarter of SBUF beside the tensors live at the same time; every kernel in that
 // span holds those bytes (KernelBuilder::sbuf_tile_at), so nothing between overwrites them,
 // and the linked program's per-byte dependencies order the readers after the producer.
-// Only nodes on one NeuronCore take part (SBUF is per core), and only row tilings that
-// producer and reader share (one batch index, or M a multiple of 128).
+// Only nodes on one NeuronCore take part (SBUF is per core), and only readers that see the
+// tensor with the producer's (B, M): the same row tiles.
 //
 // Node attributes written: "resident:<tensor>" = {offset bytes per partition, bytes per
 // partition, dtype (0 fp32, 1 bf16), store to HBM (0/1), producer (0/1)} on every node of the
