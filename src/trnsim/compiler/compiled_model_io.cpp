@@ -125,7 +125,13 @@ TensorInfo get_tensor(BinaryReader& r) {
     }
   }
   if (t.data) {
-    if (t.shape_known && static_cast<int64_t>(t.data->size()) != numel(t.shape))
+    int64_t count = 0;
+    try {  // a corrupt shape overflows: an error naming the file, as every other field's
+      count = t.shape_known ? numel(t.shape) : 0;
+    } catch (const ShapeError& e) {
+      r.fail("tensor shape", e.what());
+    }
+    if (t.shape_known && static_cast<int64_t>(t.data->size()) != count)
       r.fail("tensor constant data", fmt::format("tensor '{}' has {} values for shape {}", t.name, t.data->size(), shape_str(t.shape)));
   }
   return t;

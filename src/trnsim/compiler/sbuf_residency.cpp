@@ -68,7 +68,7 @@ struct Candidate {
 
 std::string resident_attr(const std::string& name) { return "resident:" + name; }
 
-void plan_sbuf_residency(Graph& g, const hw::ChipSpec& chip, DTypePolicy policy) {
+void plan_sbuf_residency(Graph& g, const hw::ChipSpec& chip, DTypePolicy policy, std::map<size_t, Segment>* ahead) {
   for (Node& n : g.nodes)
     for (auto it = n.attrs.begin(); it != n.attrs.end();)
       it = it->first.rfind("resident:", 0) == 0 ? n.attrs.erase(it) : std::next(it);
@@ -129,10 +129,15 @@ void plan_sbuf_residency(Graph& g, const hw::ChipSpec& chip, DTypePolicy policy)
   }
   // What each kernel of a span takes without resident tensors: they must sit above it.
   std::map<size_t, int64_t> peak;
+  std::map<size_t, Segment> lowered;
   for (const Candidate& c : cands)
     if (!c.names.empty())
       for (size_t i = c.producer; i <= c.last; ++i)
-        if (!peak.count(i)) peak[i] = g.nodes[i].op == OpKind::Reshape ? 0 : lower_node(g, g.nodes[i], chip, policy).sbuf_peak_bytes;
+        if (!peak.count(i)) {
+          Segment s = lower_node(g, g.nodes[i], chip, policy);
+          peak[i] = s.sbuf_peak_bytes;
+          lowered.emplace(i, std::move(s));
+        }
   // Offsets: top-down, beside the tensors live at the same time.
   const int64_t cap = static_cast<int64_t>(chip.core.sbuf.bytes_per_partition.value());
   std::vector<const Candidate*> placed;
@@ -165,6 +170,17 @@ void plan_sbuf_residency(Graph& g, const hw::ChipSpec& chip, DTypePolicy policy)
       if (it != c.names.end())
         for (const std::string& alias : it->second) g.nodes[i].attrs[resident_attr(alias)] = v;
     }
+  }
+  if (!ahead) return;
+  // A kernel whose reads and writes name no resident tensor is the one lowered above.
+  for (auto& [i, s] : lowered) {
+    const Node& n = g.nodes[i];
+    bool uses = false;
+    auto check = [&](const std::string& t) { uses = uses || (!t.empty() && n.attrs.count(resident_attr(t))); };
+    for (const auto& t : n.inputs) check(t);
+    for (const auto& t : n.outputs) check(t);
+    for (const auto& e : n.epilogue) check(e.operand);
+    if (!uses) ahead->emplace(i, std::move(s));
   }
 }
 

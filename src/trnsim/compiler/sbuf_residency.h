@@ -21,13 +21,17 @@
 // partition, dtype (0 fp32, 1 bf16), store to HBM (0/1), producer (0/1)} on every node of the
 // tensor's span, under each name the node reads it by (a Reshape alias included).
 #pragma once
+#include <map>
+
 #include "trnsim/compiler/compiled_model.h"
 #include "trnsim/compiler/ir.h"
 #include "trnsim/hw/chip_spec.h"
 
 namespace trnsim::compiler {
 
-void plan_sbuf_residency(Graph& g, const hw::ChipSpec& chip, DTypePolicy policy);
+// `ahead` receives the kernels it lowered to find their SBUF peaks whose program residency
+// does not change (they read and write no resident tensor: holding one emits nothing).
+void plan_sbuf_residency(Graph& g, const hw::ChipSpec& chip, DTypePolicy policy, std::map<size_t, Segment>* ahead = nullptr);
 
 // The attribute key for tensor `name`.
 std::string resident_attr(const std::string& name);
