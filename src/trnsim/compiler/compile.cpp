@@ -71,6 +71,7 @@ Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTyp
   LowerCtx ctx(kb, g, n, matmul_dtype(policy, chip));
   ctx.cores = cores;
   try {
+    ctx.hold_resident();
     rules.lower(ctx);
   } catch (const UnsupportedError&) {
     throw;
@@ -83,6 +84,7 @@ Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTyp
     if (!o.empty()) ctx.hbm(o);
   s.reads = ctx.reads;
   s.writes = ctx.writes;
+  s.sbuf_peak_bytes = kb.sbuf_peak_bytes_per_partition();
   s.program = kb.build();
   return s;
 }
@@ -111,7 +113,7 @@ CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& o
     if (opt.fuse) back = {"attention-fusion", "gelu-fusion", "fusion"};
     if (opt.fuse && opt.fuse_qkv) back.push_back("qkv-fusion");
     if (opt.fuse) back.push_back("elementwise-fusion");
-    for (auto p : {"dead-code", "core-split", "operand-storage", "sbuf-placement", "memory-planning", "lowering"}) back.push_back(p);
+    for (auto p : {"dead-code", "core-split", "operand-storage", "sbuf-placement", "sbuf-residency", "memory-planning", "lowering"}) back.push_back(p);
     run_passes(st, back, &cm.passes);
   } catch (const ShapeError& e) {
     // A model whose free axes cannot be 1 (a pooling window over a 1 x 1 image) fails with

@@ -25,6 +25,7 @@ struct Segment {
   std::vector<std::string> reads;    // IR tensors the program reads (its Input tensors)
   std::vector<std::string> writes;   // IR tensors it writes (its Output tensors)
   std::string alias_of;              // Alias: writes[0] is reads[0] reshaped
+  int64_t sbuf_peak_bytes = 0;       // Kernel: highest SBUF byte per partition of its own tiles (not saved)
 };
 
 struct PassRecord {

@@ -107,6 +107,31 @@ const kernels::Tensor& LowerCtx::hbm_const_as(const std::string& name, DType t) 
   return tensors.emplace(name, kb.hbm_input(name, {std::max<int64_t>(1, numel(g.tensor(name).shape))}, t)).first->second;
 }
 
+View LowerCtx::Resident::rows(int64_t bi, int64_t r0, int64_t nrows, kernels::Span c) const {
+  const int64_t t = bi * ((m + 127) / 128) + r0 / 128, p = r0 % 128;
+  return tile.slice({{p, p + nrows}, {t * cols + c.begin, t * cols + c.end()}});
+}
+
+const LowerCtx::Resident* LowerCtx::resident_of(const std::string& name) const {
+  auto it = resident.find(name);
+  return it == resident.end() ? nullptr : &it->second;
+}
+
+void LowerCtx::hold_resident() {
+  std::map<int64_t, kernels::Tile> held;  // by offset: aliases share the producer's tile
+  for (const auto& [key, value] : n.attrs) {
+    if (key.rfind("resident:", 0) != 0) continue;
+    const auto& v = std::get<std::vector<int64_t>>(value);
+    const std::string name = key.substr(9);
+    const DType dt = v[2] ? DType::BF16 : DType::F32;
+    auto it = held.find(v[0]);
+    if (it == held.end())
+      it = held.emplace(v[0], kb.sbuf_tile_at(v[0], {128, v[1] / (v[2] ? 2 : 4)}, dt, "resident." + name)).first;
+    const Shape& s = g.tensor(name).shape;
+    resident[name] = Resident{it->second, s.size() < 2 ? 1 : s[s.size() - 2], s.empty() ? 1 : s.back(), v[3] != 0, v[4] != 0};
+  }
+}
+
 kernels::Tensor LowerCtx::scratch(const std::string& base, int64_t elements) {
   return kb.hbm_scratch(fmt::format("{}.{}", n.name, base), {std::max<int64_t>(1, elements)}, DType::F32);
 }

@@ -61,6 +61,22 @@ struct LowerCtx {
             kernels::Span cols);
   std::map<std::string, kernels::Tensor> tensors;
   std::vector<std::string> reads, writes;
+
+  // An activation resident in SBUF (compiler/sbuf_residency.h): the tile this kernel holds at
+  // its fixed offset, the tensor's row length, whether it is also stored to HBM, and whether
+  // this node produces it.
+  struct Resident {
+    kernels::Tile tile;
+    int64_t m = 0, cols = 0;  // rows per batch index, row length
+    bool store = false, producer = false;
+    // Rows [r0, r0 + nrows) of batch index `bi` (within one row tile of 128) x columns `c`.
+    View rows(int64_t bi, int64_t r0, int64_t nrows, kernels::Span c) const;
+  };
+  std::map<std::string, Resident> resident;
+  const Resident* resident_of(const std::string& name) const;
+  // Holds every resident tile live across this node (its "resident:" attributes), so that the
+  // kernel's own allocations stay clear of them. Called before the node is lowered.
+  void hold_resident();
 };
 
 // Walks a plan: f(outer_index, row span, col span) per tile (rows <= 128, cols <= max_cols).

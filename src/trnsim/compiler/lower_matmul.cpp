@@ -289,15 +289,22 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     const bool weight_bound = bud.resident_b && b_cols * eb >= 2 * share_rows * j.a_bytes;
     const Queues q = queues(bud.stream_b || j.m < kFewRows || weight_bound);
     int64_t na_loads = 0, nb_loads = 0, n_stores = 0, n_evac = 0;
+    const LowerCtx::Resident* rout = ctx.resident_of(j.out.tensor);
+    if (rout && !rout->producer) rout = nullptr;
+    const bool rdirect = rout && rout->tile.dtype() == DType::F32;
     const int64_t slots = bud.group + (rows_here > 1 ? 1 : 0);  // row tiles of A^T held: the next one ahead
     const int st_depth = static_cast<int>(bud.cache && !a_rows ? nks * slots : 2);
     TileRing st(kb, isa::Space::SBUF, {128, stationary_cols(j)}, j.dtype, st_depth, ctx.n.name + ".stationary");
-    TileRing araw(kb, isa::Space::SBUF, {128, std::min(kRawCols, j.k)}, ctx.hbm(j.a.tensor).dtype() == j.dtype ? j.dtype : DType::F32,
-                  ctx.hbm(j.a.tensor).dtype() == j.dtype ? 4 : 2, ctx.n.name + ".a");
+    // A resident in SBUF (sbuf_residency.h) is read where its producer left it: no load.
+    const LowerCtx::Resident* ra = ctx.resident_of(j.a.tensor);
+    if (ra && !a_rows) throw Error(fmt::format("lowering: resident A of node '{}' is not row-major", ctx.n.name));
+    const DType a_dt = ra ? ra->tile.dtype() : ctx.hbm(j.a.tensor).dtype();
+    TileRing araw(kb, isa::Space::SBUF, {128, std::min(kRawCols, j.k)}, a_dt == j.dtype ? j.dtype : DType::F32,
+                  ra ? 1 : a_dt == j.dtype ? 4 : 2, ctx.n.name + ".a");
     // Row-major fp32 A is rounded to the operand dtype before its transposes (the same values
     // as rounding after them), so that TensorE transposes at the operand's rate, not fp32's.
     // An A already held at the operand width (operand_storage.h) loads as it is.
-    const bool a_narrow = ctx.hbm(j.a.tensor).dtype() == j.dtype;
+    const bool a_narrow = a_dt == j.dtype;
     const bool cast_a = a_rows && eb < 4 && !a_narrow;
     std::optional<TileRing> acast;
     if (cast_a) acast.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, std::min(kRawCols, j.k)}, j.dtype, 2, ctx.n.name + ".a_cast");
@@ -403,8 +410,8 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
         return;
       }
       for (const Span& chunk : kernels::split(j.k, kRawCols)) {
-        View a = kernels::corner(araw.next(), mt.size, chunk.size);
-        kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, chunk), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
+        View a = ra ? ra->rows(bi, mt.begin, mt.size, chunk) : kernels::corner(araw.next(), mt.size, chunk.size);
+        if (!ra) kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, chunk), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
         if (cast_a) a = cast(a);
         const auto kts = kernels::split(chunk.size, 128);
         const View blk = stc->next();
@@ -442,8 +449,8 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
         kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
         return s;
       }
-      View a = kernels::corner(araw.next(), mt.size, kt.size);
-      kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, kt), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
+      View a = ra ? ra->rows(bi, mt.begin, mt.size, kt) : kernels::corner(araw.next(), mt.size, kt.size);
+      if (!ra) kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, kt), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
       if (cast_a) a = cast(a);
       View t = kernels::corner(tp.next(), kt.size, mt.size);
       kb.transpose(t, a);
@@ -536,8 +543,13 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
               stationary(pieces[static_cast<size_t>(x)].bi, pieces[static_cast<size_t>(x)].mt, cached[static_cast<size_t>(x - g0)]);
           }
           View& row = rows_v[static_cast<size_t>(r - g0)];
-          if (j.ln >= 0 && cbl.begin == 0) row = kernels::corner(rowbuf->next(), mt.size, head.cols.size);
-          View out = j.ln >= 0 ? row.slice({{0, mt.size}, {cbl.begin, cbl.end()}}) : kernels::corner(res.next(), mt.size, cb.size);
+          // A result resident in SBUF is written where its readers take it: in place when it
+          // is fp32, else the last step of the epilogue writes it at the operand width (fin).
+          if (j.ln >= 0 && cbl.begin == 0)
+            row = rdirect ? rout->rows(rb, mt.begin, mt.size, head.cols) : kernels::corner(rowbuf->next(), mt.size, head.cols.size);
+          View out = j.ln >= 0 ? row.slice({{0, mt.size}, {cbl.begin, cbl.end()}})
+                     : rdirect ? rout->rows(rb, mt.begin, mt.size, cb) : kernels::corner(res.next(), mt.size, cb.size);
+          const View fin = rout && j.ln < 0 ? rout->rows(rb, mt.begin, mt.size, cb) : out;
           if (bud.ws) {
             kb.activation(out, ws_acc[static_cast<size_t>(r - g0)], ActFunc::Copy);
           } else if (bud.stream_b) {
@@ -559,7 +571,9 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
           std::vector<View> opv(j.epilogue.size());
           for (size_t e = 0; e < pre; ++e) {
             if (j.epilogue[e].first.operand.empty()) continue;
-            if (shared[e].buffer() >= 0) {
+            if (const LowerCtx::Resident* ro = ctx.resident_of(j.epilogue[e].first.operand)) {
+              opv[e] = ro->rows(rb, mt.begin, mt.size, cb);  // a residual left in SBUF by its producer
+            } else if (shared[e].buffer() >= 0) {
               opv[e] = kernels::corner(shared[e], mt.size, cb.size);
             } else if (pe[e].col_stride[0] == 0) {
               // Constant along the row (a conv's per-channel bias): one element per partition,
@@ -594,12 +608,15 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
                                      : block[static_cast<size_t>(ki)].slice({{0, ks[static_cast<size_t>(ki)].size}, {s.begin, s.end()}}),
                         ki == 0, ki + 1 == nks);
             const View dst = out.slice({{0, mt.size}, {s.begin, s.end()}});
-            if (fuse_first) apply(0, dst, ps, s);
-            else kb.activation(dst, ps, ActFunc::Copy);  // ScalarE evacuates PSUM
+            const View last = fin.slice({{0, mt.size}, {s.begin, s.end()}});
+            if (fuse_first) apply(0, pre == 1 ? last : dst, ps, s);
+            else kb.activation(pre == 0 ? last : dst, ps, ActFunc::Copy);  // ScalarE evacuates PSUM
           }
-          for (size_t e = fuse_first ? 1 : 0; e < pre; ++e) apply(e, out, out, {0, cb.size});
+          for (size_t e = fuse_first ? 1 : 0; e < pre; ++e) apply(e, e + 1 == pre ? fin : out, out, {0, cb.size});
+          if (j.ln < 0 && bud.stream_b && pre == 0 && rout && !rdirect) kb.copy(fin, out);
           if (j.ln < 0) {
-            kb.store(ctx.view(j.out, po, 0, rb, mt, cb), out, {.queue = q.store + static_cast<int>(n_stores++ % q.stores)});
+            if (!rout || rout->store)
+              kb.store(ctx.view(j.out, po, 0, rb, mt, cb), fin, {.queue = q.store + static_cast<int>(n_stores++ % q.stores)});
           } else if (cbl.end() == head.cols.size) {
             // The row is complete: LayerNorm as the library kernel does it (bn_stats per 512
             // columns, bn_aggr, rstd on ScalarE, normalise on ScalarE), then scale and shift.
@@ -626,7 +643,9 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
               opv[e] = it->second;
               apply(e, row, row, {0, ncol});
             }
-            kb.store(ctx.view(j.out, po, 0, rb, mt, head.cols), row, {.queue = q.store + static_cast<int>(n_stores++ % q.stores)});
+            if (rout && !rdirect) kb.copy(rout->rows(rb, mt.begin, mt.size, head.cols), row);
+            if (!rout || rout->store)
+              kb.store(ctx.view(j.out, po, 0, rb, mt, head.cols), row, {.queue = q.store + static_cast<int>(n_stores++ % q.stores)});
           }
         }
       }
@@ -676,7 +695,8 @@ void lower_matmul(LowerCtx& ctx) {
   for (const std::string& w : {n.inputs[0], n.inputs[1]})
     if (g.is_const(w) && numerics::info(j.dtype).bits < 32) ctx.hbm_const_as(w, j.dtype);
   if (j.k == 0) throw UnsupportedError(fmt::format("unsupported: op MatMul (empty contraction) at node '{}'", n.name));
-  j.a_bytes = ctx.hbm(j.a.tensor).ap().element_bytes();
+  const LowerCtx::Resident* ra = ctx.resident_of(j.a.tensor);
+  j.a_bytes = ra ? numerics::info(ra->tile.dtype()).bits / 8 : ctx.hbm(j.a.tensor).ap().element_bytes();
   matmul_kernel(ctx, j);
 }
 

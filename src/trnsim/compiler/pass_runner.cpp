@@ -18,6 +18,7 @@
 #include "trnsim/compiler/quantize.h"
 #include "trnsim/compiler/fuse_qkv.h"
 #include "trnsim/compiler/sbuf_placement.h"
+#include "trnsim/compiler/sbuf_residency.h"
 #include "trnsim/compiler/shape_inference.h"
 
 namespace trnsim::compiler {
@@ -42,11 +43,15 @@ const std::vector<Pass>& compiler_passes() {
          if (s.opt.policy == DTypePolicy::BF16) store_operands_narrow(s.g, ElemType::BFloat16);
        }},
       {"sbuf-placement", true, [](PassState& s) { place_sbuf_halves(s.g); }},
+      {"sbuf-residency", true, [](PassState& s) {
+         if (s.opt.resident_activations) plan_sbuf_residency(s.g, *s.chip, s.opt.policy, &s.lowered);
+       }},
       {"memory-planning", true, [](PassState& s) { s.model->hbm = plan_hbm(s.g, *s.chip); }},
       {"lowering", true, [](PassState& s) {
          const auto total = static_cast<int64_t>(s.g.nodes.size());
-         for (const auto& n : s.g.nodes) {
-           s.model->segments.push_back(lower_node(s.g, n, *s.chip, s.opt.policy));
+         for (size_t i = 0; i < s.g.nodes.size(); ++i) {
+           auto ahead = s.lowered.find(i);
+           s.model->segments.push_back(ahead != s.lowered.end() ? std::move(ahead->second) : lower_node(s.g, s.g.nodes[i], *s.chip, s.opt.policy));
            progress::report("lower nodes", static_cast<int64_t>(s.model->segments.size()), total);
          }
        }},

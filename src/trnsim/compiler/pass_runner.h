@@ -3,9 +3,10 @@
 // IR dump for --dump-ir. The compile pipeline, the tensor-parallel preparation and the
 // per-shard passes of the tensor-parallel split are lists of these names.
 //   bind-inputs, shape-inference, constant-folding (+ dead code), decomposition,
-//   attention-fusion, gelu-fusion, fusion, elementwise-fusion, dead-code, core-split, operand-storage, sbuf-placement,
+//   attention-fusion, gelu-fusion, fusion, elementwise-fusion, dead-code, core-split, operand-storage, sbuf-placement, sbuf-residency,
 //   memory-planning, lowering
 #pragma once
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,7 @@ struct PassState {
   CompiledModel* model = nullptr;
   int cores = 1;                       // NeuronCores for core-split
   std::vector<std::string> defaulted;  // bind-inputs: symbolic axes set to 1 (error hints)
+  std::map<size_t, Segment> lowered;   // sbuf-residency: kernels lowered ahead that residency leaves as they are
 };
 
 struct Pass {

@@ -47,6 +47,7 @@ struct Buffer {
   isa::Space space = isa::Space::SBUF;
   int64_t lo = 0, hi = 0;  // allocation bytes per partition (SBUF/PSUM)
   bool live = true;
+  bool held = false;       // placed at a fixed offset for other kernels too (sbuf_tile_at)
   AccessList writers, readers;  // indexed by byte range (access_index.h)
 };
 
@@ -118,6 +119,7 @@ struct KernelBuilder::Impl {
   std::vector<Buffer> buffers;                 // HBM tensors first, then allocations
   std::vector<std::vector<int>> graveyard;     // per (core, space): freed buffer ids
   std::vector<Allocator> sbuf, psum;           // per core
+  std::vector<int64_t> sbuf_peak;              // per core: highest SBUF byte of the kernel's own tiles
   std::vector<int> rr;                         // per core: next DMA queue
   // Per stream: dependencies of each instruction (flat), who needs a signal.
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> dep_range;  // [begin, end) in deps
@@ -168,6 +170,7 @@ KernelBuilder::KernelBuilder(const hw::ChipSpec& chip, BuilderOptions opts)
     I.psum[c].capacity = static_cast<int64_t>(chip.core.psum.bytes_per_partition.value());
   }
   I.rr.assign(opts.cores, 0);
+  I.sbuf_peak.assign(opts.cores, 0);
 }
 
 KernelBuilder::~KernelBuilder() = default;
@@ -222,7 +225,7 @@ Tensor KernelBuilder::hbm_scratch(const std::string& name, std::vector<int64_t> 
 
 namespace {
 Tile allocate(KernelBuilder::Impl& I, int core, isa::Space sp, std::vector<int64_t> shape, DType t,
-              const std::string& name, Allocator& alloc, int64_t bank) {
+              const std::string& name, Allocator& alloc, int64_t bank, int64_t fixed = -1) {
   const char* what = sp == isa::Space::SBUF ? "sbuf_tile" : "psum_tile";
   std::string label = fmt::format("{}{}{} {} {}", what, name.empty() ? "" : " '", name.empty() ? "" : name + "'",
                                   shape_str(shape), numerics::name(t));
@@ -240,7 +243,13 @@ Tile allocate(KernelBuilder::Impl& I, int core, isa::Space sp, std::vector<int64
   int64_t bytes = free * (bits >= 8 ? bits / 8 : 1);
   int64_t rounded = (bytes + kAlign - 1) / kAlign * kAlign;
   if (bank > 0 && rounded > bank) rounded = (rounded + bank - 1) / bank * bank;
-  int64_t at = alloc.find(rounded, bank);
+  int64_t at = fixed >= 0 ? fixed : alloc.find(rounded, bank);
+  if (fixed >= 0) {
+    bool clash = fixed % kAlign != 0 || fixed + rounded > alloc.capacity;
+    for (auto& [a, b] : alloc.used) clash = clash || (fixed < b && a < fixed + rounded);
+    if (clash)
+      throw ShapeError(label + fmt::format(": bytes [{}, {}) per partition of {} are not free", fixed, fixed + rounded, isa::space_name(sp)));
+  }
   if (at < 0)
     throw ShapeError(label + fmt::format(": needs {} bytes per partition but the largest free gap of {} is {} "
                                          "bytes ({} per partition, {} live tiles); free tiles or use smaller ones",
@@ -252,6 +261,8 @@ Tile allocate(KernelBuilder::Impl& I, int core, isa::Space sp, std::vector<int64
   b.space = sp;
   b.lo = at;
   b.hi = at + rounded;
+  b.held = fixed >= 0;
+  if (sp == isa::Space::SBUF && fixed < 0) I.sbuf_peak[core] = std::max(I.sbuf_peak[core], b.hi);
   // Inherit the records of freed buffers whose bytes this one reuses.
   auto& grave = I.graveyard[I.graveyard_slot(core, sp)];
   for (size_t g = 0; g < grave.size();) {
@@ -288,6 +299,10 @@ Tile KernelBuilder::sbuf_tile(std::vector<int64_t> shape, DType t, const std::st
   return allocate(*impl_, core_, isa::Space::SBUF, std::move(shape), t, name, impl_->sbuf[core_], 0);
 }
 
+Tile KernelBuilder::sbuf_tile_at(int64_t offset, std::vector<int64_t> shape, DType t, const std::string& name) {
+  return allocate(*impl_, core_, isa::Space::SBUF, std::move(shape), t, name, impl_->sbuf[core_], 0, offset);
+}
+
 Tile KernelBuilder::psum_tile(std::vector<int64_t> shape, DType t, const std::string& name) {
   return allocate(*impl_, core_, isa::Space::PSUM, std::move(shape), t, name, impl_->psum[core_], isa::kPsumBankBytes);
 }
@@ -308,7 +323,13 @@ int64_t KernelBuilder::sbuf_free_bytes_per_partition() const {
   const auto& a = impl_->sbuf[core_];
   int64_t used = 0;
   for (auto& [lo, hi] : a.used) used += hi - lo;
+  for (int id : impl_->live[impl_->graveyard_slot(core_, isa::Space::SBUF)])
+    if (impl_->buffers[id].held) used -= impl_->buffers[id].hi - impl_->buffers[id].lo;
   return a.capacity - used;
+}
+
+int64_t KernelBuilder::sbuf_peak_bytes_per_partition() const {
+  return *std::max_element(impl_->sbuf_peak.begin(), impl_->sbuf_peak.end());
 }
 
 int KernelBuilder::psum_free_banks() const {

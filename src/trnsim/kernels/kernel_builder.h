@@ -139,13 +139,22 @@ class KernelBuilder {
 
   // ---- on-chip allocation (current core). Shape {partitions, free...}.
   Tile sbuf_tile(std::vector<int64_t> shape, DType t, const std::string& name = "");
+  // The same at a fixed byte offset per partition (ShapeError if those bytes are taken): SBUF
+  // that several kernels of a linked program share, such as an activation kept resident
+  // between its producer and its consumers (compiler/sbuf_residency.h).
+  Tile sbuf_tile_at(int64_t offset, std::vector<int64_t> shape, DType t, const std::string& name = "");
   // PSUM tiles are placed so that none crosses a 2 KiB bank unless it spans whole banks.
   Tile psum_tile(std::vector<int64_t> shape, DType t = DType::F32, const std::string& name = "");
   void free(const Tile& t);
   // Refuses up front (ShapeError with the estimate and the memory limit) a program that would
   // hold `n` instructions beyond the builder's budget; emitting past it is refused anyway.
   void expect_instructions(int64_t n) const;
+  // SBUF bytes per partition not taken by the kernel's own tiles. Tiles held at fixed offsets
+  // (sbuf_tile_at) do not count: whoever places them keeps them above what the kernel uses
+  // without them (sbuf_peak_bytes_per_partition), so they never change a kernel's plan.
   int64_t sbuf_free_bytes_per_partition() const;
+  // The highest SBUF byte per partition the kernel's own tiles reached, over its cores.
+  int64_t sbuf_peak_bytes_per_partition() const;
   int psum_free_banks() const;
 
   // ---- DMA (queue round-robin unless Opts::queue)
