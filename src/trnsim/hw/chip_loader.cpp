@@ -161,7 +161,7 @@ CoreSpec read_core(YamlMap m, const DTypeSet& listed) {
 ChipSpec parse_chip(const std::string& yaml, const std::string& source) {
   YamlMap m(parse_yaml(yaml, source), source, "",
             {"name", "display_name", "neuron_cores", "collective_cores", "dtypes", "dense_tflops",
-             "sparse_tflops", "power", "hbm", "link", "core", "energy"});
+             "sparse_tflops", "power", "host_link", "hbm", "link", "core", "energy"});
   ChipSpec c;
   c.source_file = source;
   c.name = m.text("name");
@@ -190,6 +190,8 @@ ChipSpec parse_chip(const std::string& yaml, const std::string& source) {
   if (!c.sparse_tflops.empty() && !c.core.tensor.sparse_4_16)
     m.fail_key("sparse_tflops", "no entries when core.tensor.sparse_4_16 is false");
   c.power = m.optional_quantity<Watts>("power");
+  c.host_link = m.optional_quantity<GBps>("host_link");
+  if (c.host_link && !(c.host_link->value() > 0)) m.fail_key("host_link", "a positive bandwidth (or null when not modelled)");
   if (m.has("energy"))
     c.energy = read_energy(m.map("energy", {"full_power", "static_power", "tensor_per_mac", "vector_per_element",
                                             "scalar_per_element", "gpsimd_per_element", "sbuf_per_byte",

@@ -110,6 +110,9 @@ struct ChipSpec {
   std::map<DType, TFlops> dense_tflops;   // published chip peaks (see the YAML for sources)
   std::map<DType, TFlops> sparse_tflops;
   std::optional<Watts> power;         // typical/peak chip power where a public figure exists
+  // Host interface (PCIe) bandwidth per direction: a request's inputs come in and its outputs go
+  // out over it (runtime/in_flight_load.h). Absent: host transfers are not modelled.
+  std::optional<GBps> host_link;
   EnergySpec energy;                  // energy coefficients and DVFS points (energy_spec.h)
 
   // Peak from the TensorE clock and array size (what the timing model can reach):

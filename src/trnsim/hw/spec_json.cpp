@@ -114,6 +114,7 @@ json to_json(const ChipSpec& c) {
       {"sbuf_capacity_bytes_per_core", bytes(c.core.sbuf.capacity())},
       {"psum_capacity_bytes_per_core", bytes(c.core.psum.capacity())},
       {"power_w", optional(c.power)},
+      {"host_link_bandwidth_gbps", optional(c.host_link)},
       {"core", core(c.core)},
   };
 }
