@@ -60,6 +60,10 @@ struct MatmulJob {
   int64_t a_bytes = 4;                 // bytes per element of A in HBM
   int ln = -1;                         // index of a fused LayerNorm in the epilogue (fusion.cpp)
   float ln_eps = 1e-5f;
+  // A LayerNorm of A's rows before the matmul (fuse_norm_prologue.h): its scale, bias, epsilon.
+  bool pro = false;
+  std::string pro_scale, pro_bias;
+  float pro_eps = 1e-5f;
   // Epilogue ops applied per block; a LayerNorm and what follows it run on the whole row.
   size_t block_epilogue() const { return ln < 0 ? epilogue.size() : static_cast<size_t>(ln); }
 };
@@ -163,7 +167,8 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   // Half of SBUF at most: the other half belongs to the neighbouring node (sbuf_placement.h).
   const int64_t half = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value()) / 2;
   // A fused LayerNorm holds two fp32 rows, its scale and shift rows and a row-wide tmp pair.
-  const int64_t ln_rows = j.ln >= 0 ? 6 * 4 * max_cols + 4 * 64 : 0;
+  const int64_t ln_rows = (j.ln >= 0 ? 6 * 4 * max_cols + 4 * 64 : 0) +
+                          (j.pro ? 4 * 4 * j.k + 4 * 64 : 0);  // a prologue's two normalised rows, scale and shift
   const int64_t free = std::min(kb.sbuf_free_bytes_per_partition(), half) - ln_rows;
   // res (+ tmp, per-row-tile operands, row operands past the two counted before)
   const int64_t f32_rings = (j.ln >= 0 ? 1 : 4) +
@@ -306,6 +311,42 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     // An A already held at the operand width (operand_storage.h) loads as it is.
     const bool a_narrow = a_dt == j.dtype;
     const bool cast_a = a_rows && eb < 4 && !a_narrow;
+    // A LayerNorm prologue: the normalised rows, their statistics, scale and shift (loaded once).
+    std::optional<TileRing> pro_rows, pro_stat, pro_mv, pro_par;
+    View pro_g, pro_b;
+    if (j.pro) {
+      if (!a_rows || j.k > kRawCols) throw Error(fmt::format("lowering: LayerNorm prologue of node '{}' needs row-major A of at most {} columns", ctx.n.name, kRawCols));
+      const int64_t rows = std::min<int64_t>(128, j.m), nst = (j.k + kTileN - 1) / kTileN;
+      pro_rows.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, j.k}, DType::F32, 2, ctx.n.name + ".prologue");
+      pro_stat.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 3 * nst}, DType::F32, 2, ctx.n.name + ".prologue_stats");
+      pro_mv.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 4}, DType::F32, 2, ctx.n.name + ".prologue_mean_var");
+      pro_par.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, j.k}, DType::F32, 2, ctx.n.name + ".prologue_params");
+      auto param = [&](const std::string& name) {
+        View v = kernels::corner(pro_par->next(), rows, j.k);
+        const SView sv = broadcast_view(name, ctx.g.tensor(name).shape, {rows, j.k});
+        kb.load_broadcast(v, ctx.view(sv, plan2(sv, {}, false), 0, 0, {0, rows}, {0, j.k}), {.queue = kQueueOperand});
+        return v;
+      };
+      pro_g = param(j.pro_scale);
+      if (!j.pro_bias.empty()) pro_b = param(j.pro_bias);
+    }
+    // Rows [0, p) of A's chunk x, normalised over the row as the library LayerNorm does it.
+    auto normalise = [&](const View& x, int64_t p) {
+      const View y = kernels::corner(pro_rows->next(), p, j.k), st = pro_stat->next(), mv = pro_mv->next();
+      auto stat = [&](int64_t c) { return mv.slice({{0, p}, {c, c + 1}}); };
+      int64_t nst = 0;
+      for (const Span& c : kernels::split(j.k, kTileN)) {
+        kb.bn_stats(st.slice({{0, p}, {3 * nst, 3 * nst + 3}}), x.slice({{0, p}, {c.begin, c.end()}}));
+        ++nst;
+      }
+      kb.bn_aggr(mv.slice({{0, p}, {0, 2}}), st.slice({{0, p}, {0, 3 * nst}}));
+      kb.activation(stat(2), stat(1), ActFunc::Rsqrt, 1.0f, j.pro_eps);
+      kb.tensor_scalar(stat(3), stat(0), AluOp::Mul, stat(2), AluOp::Mul, -1.0f);
+      kb.activation(y, x, ActFunc::Copy, stat(2), stat(3));
+      kb.tensor_tensor(y, y, pro_g.slice({{0, p}}), AluOp::Mul);
+      if (pro_b.buffer() >= 0) kb.tensor_tensor(y, y, pro_b.slice({{0, p}}), AluOp::Add);
+      return y;
+    };
     std::optional<TileRing> acast;
     if (cast_a) acast.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, std::min(kRawCols, j.k)}, j.dtype, 2, ctx.n.name + ".a_cast");
     // Transposes fill a PSUM bank (8 K tiles of bf16, 4 of fp32) before one copy evacuates
@@ -412,6 +453,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       for (const Span& chunk : kernels::split(j.k, kRawCols)) {
         View a = ra ? ra->rows(bi, mt.begin, mt.size, chunk) : kernels::corner(araw.next(), mt.size, chunk.size);
         if (!ra) kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, chunk), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
+        if (j.pro) a = normalise(a, mt.size);
         if (cast_a) a = cast(a);
         const auto kts = kernels::split(chunk.size, 128);
         const View blk = stc->next();
@@ -444,6 +486,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
 
     // K too deep to keep A^T resident: each [K tile, M tile] is fetched where it is used.
     auto stationary_one = [&](int64_t bi, Span mt, Span kt) {
+      if (j.pro) throw Error(fmt::format("lowering: LayerNorm prologue of node '{}' needs A^T resident", ctx.n.name));
       View s = kernels::corner(st.next(), kt.size, mt.size);
       if (!a_rows) {
         kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
@@ -689,6 +732,12 @@ void lower_matmul(LowerCtx& ctx) {
       j.ln_eps = static_cast<float>(n.f("ln_epsilon", 1e-5));
     }
     j.epilogue.emplace_back(e, v);
+  }
+  if (n.i("prologue_ln", 0)) {
+    j.pro = true;
+    j.pro_eps = static_cast<float>(n.f("prologue_ln_epsilon", 1e-5));
+    j.pro_scale = n.s("prologue_ln_scale", "");
+    j.pro_bias = n.s("prologue_ln_bias", "");
   }
   if (numel(full) == 0) return;
   // Weights are held in HBM at the TensorE operand width (cast once, at compile time).
