@@ -114,7 +114,7 @@ CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& o
     if (opt.fuse && opt.fuse_qkv) back.push_back("qkv-fusion");
     if (opt.fuse) back.push_back("elementwise-fusion");
     back.push_back("dead-code");
-    if (opt.fuse) back.push_back("norm-prologue");
+    if (opt.fuse && opt.norm_prologue) back.push_back("norm-prologue");
     for (auto p : {"core-split", "operand-storage", "sbuf-placement", "sbuf-residency", "memory-planning", "lowering"}) back.push_back(p);
     run_passes(st, back, &cm.passes);
   } catch (const ShapeError& e) {

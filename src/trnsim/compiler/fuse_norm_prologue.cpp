@@ -29,6 +29,14 @@ bool fusable(const Graph& g, const Node& ln) {
   return true;
 }
 
+// Whether MatMul `n` reads `t` as its row-major A with rows of `d` (the normalised axis) and
+// more than one row (the matmul's transposing path, lower_matmul.cpp).
+bool reads_rows_as_a(const Graph& g, const Node& n, const std::string& t, int64_t d) {
+  if (n.op != OpKind::MatMul || n.inputs[0] != t || n.inputs[1] == t || n.i("sparse_4_16", 0) != 0) return false;
+  const Shape& s = g.tensor(t).shape;
+  return s.size() >= 2 && s.back() == d && s[s.size() - 2] > 1;
+}
+
 }  // namespace
 
 void fuse_norm_prologues(Graph& g) {
@@ -43,6 +51,7 @@ void fuse_norm_prologues(Graph& g) {
     for (size_t i = 0; i < g.nodes.size() && !changed; ++i) {
       const Node& ln = g.nodes[i];
       if (!fusable(g, ln) || outputs.count(ln.outputs[0])) continue;
+      const int64_t d = g.tensor(ln.inputs[0]).shape.back();
       // Readers through Reshapes to the MatMuls' A: every one a MatMul's A and nothing else.
       std::vector<std::string> frontier = {ln.outputs[0]};
       std::vector<size_t> readers, reshapes;
@@ -57,8 +66,7 @@ void fuse_norm_prologues(Graph& g) {
           if (n.op == OpKind::Reshape && n.inputs[0] == t) {
             frontier.push_back(n.outputs[0]);
             reshapes.push_back(c);
-          } else if (n.op == OpKind::MatMul && n.inputs[0] == t && n.inputs[1] != t && n.i("sparse_4_16", 0) == 0 &&
-                     g.tensor(t).shape.size() >= 2 && g.tensor(t).shape[g.tensor(t).shape.size() - 2] > 1) {
+          } else if (reads_rows_as_a(g, n, t, d)) {
             for (const auto& e : n.epilogue) ok = ok && e.operand != t;
             readers.push_back(c);
           } else {

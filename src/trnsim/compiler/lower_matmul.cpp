@@ -160,6 +160,22 @@ int64_t operand_slots(const MatmulJob& j, int64_t row_operands) {
   return 2 * std::max<int64_t>(1, n - row_operands);
 }
 
+// Rows [0, p) of x normalised over their `cols` columns into y (y may be x), as the library
+// LayerNorm does it: bn_stats per 512 columns and bn_aggr on VectorE, rstd and the
+// normalisation on ScalarE. st holds 3 statistics per 512 columns, mv four per row.
+void normalise_rows(KernelBuilder& kb, const View& y, const View& x, const View& st, const View& mv, int64_t p, int64_t cols, float eps) {
+  auto stat = [&](int64_t c) { return mv.slice({{0, p}, {c, c + 1}}); };
+  int64_t nst = 0;
+  for (const Span& c : kernels::split(cols, kTileN)) {
+    kb.bn_stats(st.slice({{0, p}, {3 * nst, 3 * nst + 3}}), x.slice({{0, p}, {c.begin, c.end()}}));
+    ++nst;
+  }
+  kb.bn_aggr(mv.slice({{0, p}, {0, 2}}), st.slice({{0, p}, {0, 3 * nst}}));
+  kb.activation(stat(2), stat(1), ActFunc::Rsqrt, 1.0f, eps);
+  kb.tensor_scalar(stat(3), stat(0), AluOp::Mul, stat(2), AluOp::Mul, -1.0f);
+  kb.activation(y.slice({{0, p}, {0, cols}}), x.slice({{0, p}, {0, cols}}), ActFunc::Copy, stat(2), stat(3));
+}
+
 Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t max_cols, int64_t row_tiles,
                    const std::vector<int64_t>& share_cols, int64_t row_operands) {
   Budget b;
@@ -310,7 +326,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     // as rounding after them), so that TensorE transposes at the operand's rate, not fp32's.
     // An A already held at the operand width (operand_storage.h) loads as it is.
     const bool a_narrow = a_dt == j.dtype;
-    const bool cast_a = a_rows && eb < 4 && !a_narrow;
+    const bool cast_a = a_rows && eb < 4 && (!a_narrow || j.pro);  // a prologue's rows are fp32
     // A LayerNorm prologue: the normalised rows, their statistics, scale and shift (loaded once).
     std::optional<TileRing> pro_rows, pro_stat, pro_mv, pro_par;
     View pro_g, pro_b;
@@ -332,17 +348,8 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     }
     // Rows [0, p) of A's chunk x, normalised over the row as the library LayerNorm does it.
     auto normalise = [&](const View& x, int64_t p) {
-      const View y = kernels::corner(pro_rows->next(), p, j.k), st = pro_stat->next(), mv = pro_mv->next();
-      auto stat = [&](int64_t c) { return mv.slice({{0, p}, {c, c + 1}}); };
-      int64_t nst = 0;
-      for (const Span& c : kernels::split(j.k, kTileN)) {
-        kb.bn_stats(st.slice({{0, p}, {3 * nst, 3 * nst + 3}}), x.slice({{0, p}, {c.begin, c.end()}}));
-        ++nst;
-      }
-      kb.bn_aggr(mv.slice({{0, p}, {0, 2}}), st.slice({{0, p}, {0, 3 * nst}}));
-      kb.activation(stat(2), stat(1), ActFunc::Rsqrt, 1.0f, j.pro_eps);
-      kb.tensor_scalar(stat(3), stat(0), AluOp::Mul, stat(2), AluOp::Mul, -1.0f);
-      kb.activation(y, x, ActFunc::Copy, stat(2), stat(3));
+      const View y = kernels::corner(pro_rows->next(), p, j.k);
+      normalise_rows(kb, y, x, pro_stat->next(), pro_mv->next(), p, j.k, j.pro_eps);
       kb.tensor_tensor(y, y, pro_g.slice({{0, p}}), AluOp::Mul);
       if (pro_b.buffer() >= 0) kb.tensor_tensor(y, y, pro_b.slice({{0, p}}), AluOp::Add);
       return y;
@@ -663,18 +670,8 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
           } else if (cbl.end() == head.cols.size) {
             // The row is complete: LayerNorm as the library kernel does it (bn_stats per 512
             // columns, bn_aggr, rstd on ScalarE, normalise on ScalarE), then scale and shift.
-            const int64_t p = mt.size, ncol = head.cols.size;
-            const View st = lnstat->next(), mv = lnmv->next();
-            auto stat = [&](int64_t c) { return mv.slice({{0, p}, {c, c + 1}}); };
-            int64_t nst = 0;
-            for (const Span& c : kernels::split(ncol, kTileN)) {
-              kb.bn_stats(st.slice({{0, p}, {3 * nst, 3 * nst + 3}}), row.slice({{0, p}, {c.begin, c.end()}}));
-              ++nst;
-            }
-            kb.bn_aggr(mv.slice({{0, p}, {0, 2}}), st.slice({{0, p}, {0, 3 * nst}}));
-            kb.activation(stat(2), stat(1), ActFunc::Rsqrt, 1.0f, j.ln_eps);
-            kb.tensor_scalar(stat(3), stat(0), AluOp::Mul, stat(2), AluOp::Mul, -1.0f);
-            kb.activation(row, row, ActFunc::Copy, stat(2), stat(3));
+            const int64_t ncol = head.cols.size;
+            normalise_rows(kb, row, row, lnstat->next(), lnmv->next(), mt.size, ncol, j.ln_eps);
             for (size_t e = pre + 1; e < j.epilogue.size(); ++e) {
               auto it = ln_operands.find(e);
               if (it == ln_operands.end()) {
