@@ -184,7 +184,7 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   const int64_t half = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value()) / 2;
   // A fused LayerNorm holds two fp32 rows, its scale and shift rows and a row-wide tmp pair.
   const int64_t ln_rows = (j.ln >= 0 ? 6 * 4 * max_cols + 4 * 64 : 0) +
-                          (j.pro ? 4 * 4 * j.k + 4 * 64 : 0);  // a prologue's two normalised rows, scale and shift
+                          (j.pro ? 2 * 4 * j.k + 4 * 64 : 0);  // a prologue's two fp32 rows, statistics, scale and shift
   const int64_t free = std::min(kb.sbuf_free_bytes_per_partition(), half) - ln_rows;
   // res (+ tmp, per-row-tile operands, row operands past the two counted before)
   const int64_t f32_rings = (j.ln >= 0 ? 1 : 4) +
@@ -327,35 +327,45 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     // An A already held at the operand width (operand_storage.h) loads as it is.
     const bool a_narrow = a_dt == j.dtype;
     const bool cast_a = a_rows && eb < 4 && (!a_narrow || j.pro);  // a prologue's rows are fp32
-    // A LayerNorm prologue: the normalised rows, their statistics, scale and shift (loaded once).
+    // A LayerNorm prologue: each row tile is normalised on its rows ((x - mean) rstd, per-row
+    // scalars, written at the operand width in place of the cast), and the scale and shift are
+    // applied after the transposes, where K is on the partitions: per-partition scalars of the
+    // PSUM evacuation, so they cost no pass of their own. Scale and shift are loaded once, one
+    // column per K tile.
     std::optional<TileRing> pro_rows, pro_stat, pro_mv, pro_par;
     View pro_g, pro_b;
     if (j.pro) {
       if (!a_rows || j.k > kRawCols) throw Error(fmt::format("lowering: LayerNorm prologue of node '{}' needs row-major A of at most {} columns", ctx.n.name, kRawCols));
-      const int64_t rows = std::min<int64_t>(128, j.m), nst = (j.k + kTileN - 1) / kTileN;
-      pro_rows.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, j.k}, DType::F32, 2, ctx.n.name + ".prologue");
+      const int64_t nst = (j.k + kTileN - 1) / kTileN, nkt = (j.k + 127) / 128, full = j.k / 128, rem = j.k % 128;
+      if (!cast_a) pro_rows.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, j.k}, DType::F32, 2, ctx.n.name + ".prologue");
       pro_stat.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 3 * nst}, DType::F32, 2, ctx.n.name + ".prologue_stats");
       pro_mv.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 4}, DType::F32, 2, ctx.n.name + ".prologue_mean_var");
-      pro_par.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, j.k}, DType::F32, 2, ctx.n.name + ".prologue_params");
+      pro_par.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, nkt}, DType::F32, 2, ctx.n.name + ".prologue_params");
       auto param = [&](const std::string& name) {
-        View v = kernels::corner(pro_par->next(), rows, j.k);
-        const SView sv = broadcast_view(name, ctx.g.tensor(name).shape, {rows, j.k});
-        kb.load_broadcast(v, ctx.view(sv, plan2(sv, {}, false), 0, 0, {0, rows}, {0, j.k}), {.queue = kQueueOperand});
+        View v = pro_par->next();
+        const kernels::Opts o{.queue = kQueueOperand};
+        if (full > 0) {
+          const SView sv{name, 0, {full, 128}, {128, 1}};  // column t = elements [128 t, 128 t + 128)
+          kb.load(v.slice({{0, 128}, {0, full}}), ctx.view(sv, plan2(sv, {}, true), 0, 0, {0, 128}, {0, full}), o);
+        }
+        if (rem > 0) {
+          const SView sv{name, 128 * full, {1, rem}, {rem, 1}};
+          kb.load(v.slice({{0, rem}, {full, full + 1}}), ctx.view(sv, plan2(sv, {}, true), 0, 0, {0, rem}, {0, 1}), o);
+        }
         return v;
       };
       pro_g = param(j.pro_scale);
       if (!j.pro_bias.empty()) pro_b = param(j.pro_bias);
     }
-    // Rows [0, p) of A's chunk x, normalised over the row as the library LayerNorm does it.
-    auto normalise = [&](const View& x, int64_t p) {
-      const View y = kernels::corner(pro_rows->next(), p, j.k);
-      normalise_rows(kb, y, x, pro_stat->next(), pro_mv->next(), p, j.k, j.pro_eps);
-      kb.tensor_tensor(y, y, pro_g.slice({{0, p}}), AluOp::Mul);
-      if (pro_b.buffer() >= 0) kb.tensor_tensor(y, y, pro_b.slice({{0, p}}), AluOp::Add);
-      return y;
-    };
     std::optional<TileRing> acast;
     if (cast_a) acast.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, std::min(kRawCols, j.k)}, j.dtype, 2, ctx.n.name + ".a_cast");
+    // Rows [0, p) of A's chunk x normalised over the row (without scale and shift), at the
+    // operand width when A is cast: the normalisation is the cast.
+    auto normalise = [&](const View& x, int64_t p) {
+      const View y = kernels::corner(cast_a ? acast->next() : pro_rows->next(), p, j.k);
+      normalise_rows(kb, y, x, pro_stat->next(), pro_mv->next(), p, j.k, j.pro_eps);
+      return y;
+    };
     // Transposes fill a PSUM bank (8 K tiles of bf16, 4 of fp32) before one copy evacuates
     // them, and a row tile's banks are all in flight, so that TensorE transposes back to back
     // while VectorE/ScalarE drain them.
@@ -461,7 +471,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
         View a = ra ? ra->rows(bi, mt.begin, mt.size, chunk) : kernels::corner(araw.next(), mt.size, chunk.size);
         if (!ra) kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, chunk), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
         if (j.pro) a = normalise(a, mt.size);
-        if (cast_a) a = cast(a);
+        else if (cast_a) a = cast(a);
         const auto kts = kernels::split(chunk.size, 128);
         const View blk = stc->next();
         const int64_t w = mt.size;
@@ -478,6 +488,26 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
             const int64_t c = static_cast<int64_t>(i - i0) * w;
             kb.transpose(t.slice({{0, kts[i].size}, {c, c + w}}), a.slice({{0, mt.size}, {kts[i].begin, kts[i].end()}}));
             if (kts[i].size == 128) full = i + 1;
+          }
+          if (j.pro) {
+            // The prologue's scale and shift: per-partition scalars of each K tile's evacuation.
+            for (size_t i = i0; i < i1; ++i) {
+              const int64_t c = static_cast<int64_t>(i - i0) * w, kt = chunk.begin / 128 + static_cast<int64_t>(i), p = kts[i].size;
+              const View dst = blk.slice({{0, p}, {static_cast<int64_t>(i) * w, static_cast<int64_t>(i + 1) * w}});
+              const View src = t.slice({{0, p}, {c, c + w}});
+              const View g = pro_g.slice({{0, p}, {kt, kt + 1}});
+              const bool shift = pro_b.buffer() >= 0;
+              const View b = shift ? pro_b.slice({{0, p}, {kt, kt + 1}}) : g;
+              if (n_evac++ % 2) {
+                if (shift) kb.activation(dst, src, ActFunc::Copy, g, b);
+                else kb.activation(dst, src, ActFunc::Copy, g);
+              } else {
+                if (shift) kb.tensor_scalar(dst, src, AluOp::Mul, g, AluOp::Add, b);
+                else kb.tensor_scalar(dst, src, AluOp::Mul, g);
+              }
+              out.push_back(dst);
+            }
+            continue;
           }
           const int64_t b0 = static_cast<int64_t>(i0) * w;
           if (full > i0) evacuate(blk.slice({{0, 128}, {b0, static_cast<int64_t>(full) * w}}), t.slice({{0, 128}, {0, static_cast<int64_t>(full - i0) * w}}));
