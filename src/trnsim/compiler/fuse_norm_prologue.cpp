@@ -1,6 +1,9 @@
 #include "trnsim/compiler/fuse_norm_prologue.h"
 
+#include <algorithm>
 #include <set>
+
+#include "trnsim/compiler/const_data.h"
 
 namespace trnsim::compiler {
 
@@ -34,7 +37,67 @@ bool fusable(const Graph& g, const Node& ln) {
 bool reads_rows_as_a(const Graph& g, const Node& n, const std::string& t, int64_t d) {
   if (n.op != OpKind::MatMul || n.inputs[0] != t || n.inputs[1] == t || n.i("sparse_4_16", 0) != 0) return false;
   const Shape& s = g.tensor(t).shape;
-  return s.size() >= 2 && s.back() == d && s[s.size() - 2] > 1;
+  if (s.size() < 2 || s.back() != d || s[s.size() - 2] <= 1) return false;
+  // The scale and shift fold into B (below): a constant [K, N] weight.
+  return g.is_const(n.inputs[1]) && g.tensor(n.inputs[1]).shape.size() == 2;
+}
+
+bool loaded(const Graph& g, const std::string& t) { return t.empty() || g.tensor(t).data->loaded(); }
+
+// A new fp32-rounded constant of `like`'s type and `shape` (shape-only without values).
+std::string add_const(Graph& g, const std::string& base, ElemType type, const Shape& shape, std::vector<double> v) {
+  TensorInfo t{g.fresh(base), type, shape, true, {}, ConstData::shape_only(type, numel(shape))};
+  if (!v.empty()) {
+    if (type == ElemType::Float)
+      for (double& x : v) x = static_cast<double>(static_cast<float>(x));
+    t.data = ConstData::packed(type, std::move(v));
+  }
+  const std::string name = t.name;
+  g.tensors[name] = std::move(t);
+  return name;
+}
+
+// The LayerNorm's scale s and shift t folded into reader m, which then reads the normalised
+// rows only ((x - mean) rstd): LN(x) W = ((x - mean) rstd) (diag(s) W) + t W, as BatchNormalization
+// folds into a conv (fold_batchnorm.h). t W joins the first bias of m's epilogue, or becomes one.
+void fold_affine(Graph& g, Node& m, const std::string& s, const std::string& t) {
+  const TensorInfo& w = g.tensor(m.inputs[1]);
+  const int64_t k = w.shape[0], n = w.shape[1];
+  const bool values = loaded(g, m.inputs[1]) && loaded(g, s) && loaded(g, t);
+  std::vector<double> wv = values ? w.data->values() : std::vector<double>{};
+  const std::vector<double> sv = values ? g.tensor(s).data->values() : std::vector<double>{};
+  const std::vector<double> tv = values && !t.empty() ? g.tensor(t).data->values() : std::vector<double>{};
+  std::vector<double> shift(values && !t.empty() ? static_cast<size_t>(n) : 0, 0.0);
+  for (size_t r = 0; r < sv.size(); ++r)
+    for (size_t c = 0; c < static_cast<size_t>(n); ++c) {
+      double& x = wv[r * static_cast<size_t>(n) + c];
+      if (!tv.empty()) shift[c] += tv[r] * x;
+      x *= sv[r];
+    }
+  m.inputs[1] = add_const(g, m.inputs[1] + ".ln_scale", w.type, {k, n}, std::move(wv));
+  if (t.empty()) return;
+  // A row operand of N (a bias) first in the epilogue takes the shift; else a new Add does.
+  if (!m.epilogue.empty() && m.epilogue[0].op == OpKind::Add && g.is_const(m.epilogue[0].operand) &&
+      numel(g.tensor(m.epilogue[0].operand).shape) == n && g.tensor(m.epilogue[0].operand).shape.back() == n) {
+    const TensorInfo& b = g.tensor(m.epilogue[0].operand);
+    std::vector<double> bv = values && loaded(g, b.name) ? b.data->values() : std::vector<double>{};
+    for (size_t c = 0; c < bv.size(); ++c) bv[c] += shift[c];
+    m.epilogue[0].operand = add_const(g, b.name + ".ln_shift", b.type, b.shape, std::move(bv));
+    return;
+  }
+  const std::string name = add_const(g, m.name + ".ln_shift", ElemType::Float, {n}, std::move(shift));
+  m.epilogue.insert(m.epilogue.begin(), Epilogue{OpKind::Add, name, false, ""});
+}
+
+// Drops the constants in `maybe` that no node reads any more.
+void drop_unread(Graph& g, const std::set<std::string>& maybe) {
+  std::set<std::string> read;
+  for (const Node& n : g.nodes) {
+    for (const auto& i : n.inputs) read.insert(i);
+    for (const auto& e : n.epilogue) read.insert(e.operand);
+  }
+  for (const std::string& t : maybe)
+    if (!read.count(t) && g.is_const(t) && std::find(g.outputs.begin(), g.outputs.end(), t) == g.outputs.end()) g.tensors.erase(t);
 }
 
 }  // namespace
@@ -82,13 +145,16 @@ void fuse_norm_prologues(Graph& g) {
         ok = ok && !sources.back().empty();
       }
       if (!ok) continue;
+      std::set<std::string> maybe = {ln.inputs[1]};
+      if (ln.inputs.size() > 2) maybe.insert(ln.inputs[2]);
       for (size_t r = 0; r < readers.size(); ++r) {
         Node& m = g.nodes[readers[r]];
+        maybe.insert(m.inputs[1]);
+        if (!m.epilogue.empty()) maybe.insert(m.epilogue[0].operand);
         m.inputs[0] = sources[r];
+        fold_affine(g, m, ln.inputs[1], ln.inputs.size() > 2 ? ln.inputs[2] : std::string());
         m.attrs["prologue_ln"] = int64_t{1};
         m.attrs["prologue_ln_epsilon"] = ln.f("epsilon", 1e-5);
-        m.attrs["prologue_ln_scale"] = ln.inputs[1];
-        m.attrs["prologue_ln_bias"] = ln.inputs.size() > 2 ? ln.inputs[2] : std::string();
         const std::string fused = m.s("fused", "");
         m.attrs["fused"] = fused.empty() ? ln.name : fused + ", " + ln.name;
       }
@@ -113,6 +179,7 @@ void fuse_norm_prologues(Graph& g) {
         if (!drop.count(k)) kept.push_back(std::move(g.nodes[k]));
       g.nodes = std::move(kept);
       for (const std::string& x : gone) g.tensors.erase(x);
+      drop_unread(g, maybe);
       changed = true;
     }
   }

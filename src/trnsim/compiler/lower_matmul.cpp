@@ -60,9 +60,8 @@ struct MatmulJob {
   int64_t a_bytes = 4;                 // bytes per element of A in HBM
   int ln = -1;                         // index of a fused LayerNorm in the epilogue (fusion.cpp)
   float ln_eps = 1e-5f;
-  // A LayerNorm of A's rows before the matmul (fuse_norm_prologue.h): its scale, bias, epsilon.
+  // A LayerNorm of A's rows before the matmul, without scale and shift (fuse_norm_prologue.h).
   bool pro = false;
-  std::string pro_scale, pro_bias;
   float pro_eps = 1e-5f;
   // Epilogue ops applied per block; a LayerNorm and what follows it run on the whole row.
   size_t block_epilogue() const { return ln < 0 ? epilogue.size() : static_cast<size_t>(ln); }
@@ -184,7 +183,7 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   const int64_t half = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value()) / 2;
   // A fused LayerNorm holds two fp32 rows, its scale and shift rows and a row-wide tmp pair.
   const int64_t ln_rows = (j.ln >= 0 ? 6 * 4 * max_cols + 4 * 64 : 0) +
-                          (j.pro ? 2 * 4 * j.k + 4 * 64 : 0);  // a prologue's two fp32 rows, statistics, scale and shift
+                          (j.pro ? 2 * 4 * j.k + 4 * 64 : 0);  // a prologue's two fp32 rows and statistics
   const int64_t free = std::min(kb.sbuf_free_bytes_per_partition(), half) - ln_rows;
   // res (+ tmp, per-row-tile operands, row operands past the two counted before)
   const int64_t f32_rings = (j.ln >= 0 ? 1 : 4) +
@@ -327,40 +326,20 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     // An A already held at the operand width (operand_storage.h) loads as it is.
     const bool a_narrow = a_dt == j.dtype;
     const bool cast_a = a_rows && eb < 4 && (!a_narrow || j.pro);  // a prologue's rows are fp32
-    // A LayerNorm prologue: each row tile is normalised on its rows ((x - mean) rstd, per-row
-    // scalars, written at the operand width in place of the cast), and the scale and shift are
-    // applied after the transposes, where K is on the partitions: per-partition scalars of the
-    // PSUM evacuation, so they cost no pass of their own. Scale and shift are loaded once, one
-    // column per K tile.
-    std::optional<TileRing> pro_rows, pro_stat, pro_mv, pro_par;
-    View pro_g, pro_b;
+    // A LayerNorm prologue (its scale and shift are folded into B and the bias,
+    // fuse_norm_prologue.h): each row tile of A is normalised on its rows, (x - mean) rstd
+    // with per-row scalars, written at the operand width in place of the cast.
+    std::optional<TileRing> pro_rows, pro_stat, pro_mv;
     if (j.pro) {
       if (!a_rows || j.k > kRawCols) throw Error(fmt::format("lowering: LayerNorm prologue of node '{}' needs row-major A of at most {} columns", ctx.n.name, kRawCols));
-      const int64_t nst = (j.k + kTileN - 1) / kTileN, nkt = (j.k + 127) / 128, full = j.k / 128, rem = j.k % 128;
+      const int64_t nst = (j.k + kTileN - 1) / kTileN;
       if (!cast_a) pro_rows.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, j.k}, DType::F32, 2, ctx.n.name + ".prologue");
       pro_stat.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 3 * nst}, DType::F32, 2, ctx.n.name + ".prologue_stats");
       pro_mv.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 4}, DType::F32, 2, ctx.n.name + ".prologue_mean_var");
-      pro_par.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, nkt}, DType::F32, 2, ctx.n.name + ".prologue_params");
-      auto param = [&](const std::string& name) {
-        View v = pro_par->next();
-        const kernels::Opts o{.queue = kQueueOperand};
-        if (full > 0) {
-          const SView sv{name, 0, {full, 128}, {128, 1}};  // column t = elements [128 t, 128 t + 128)
-          kb.load(v.slice({{0, 128}, {0, full}}), ctx.view(sv, plan2(sv, {}, true), 0, 0, {0, 128}, {0, full}), o);
-        }
-        if (rem > 0) {
-          const SView sv{name, 128 * full, {1, rem}, {rem, 1}};
-          kb.load(v.slice({{0, rem}, {full, full + 1}}), ctx.view(sv, plan2(sv, {}, true), 0, 0, {0, rem}, {0, 1}), o);
-        }
-        return v;
-      };
-      pro_g = param(j.pro_scale);
-      if (!j.pro_bias.empty()) pro_b = param(j.pro_bias);
     }
     std::optional<TileRing> acast;
     if (cast_a) acast.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, std::min(kRawCols, j.k)}, j.dtype, 2, ctx.n.name + ".a_cast");
-    // Rows [0, p) of A's chunk x normalised over the row (without scale and shift), at the
-    // operand width when A is cast: the normalisation is the cast.
+    // Rows [0, p) of A's chunk x normalised over the row, at the operand width when A is cast.
     auto normalise = [&](const View& x, int64_t p) {
       const View y = kernels::corner(cast_a ? acast->next() : pro_rows->next(), p, j.k);
       normalise_rows(kb, y, x, pro_stat->next(), pro_mv->next(), p, j.k, j.pro_eps);
@@ -488,26 +467,6 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
             const int64_t c = static_cast<int64_t>(i - i0) * w;
             kb.transpose(t.slice({{0, kts[i].size}, {c, c + w}}), a.slice({{0, mt.size}, {kts[i].begin, kts[i].end()}}));
             if (kts[i].size == 128) full = i + 1;
-          }
-          if (j.pro) {
-            // The prologue's scale and shift: per-partition scalars of each K tile's evacuation.
-            for (size_t i = i0; i < i1; ++i) {
-              const int64_t c = static_cast<int64_t>(i - i0) * w, kt = chunk.begin / 128 + static_cast<int64_t>(i), p = kts[i].size;
-              const View dst = blk.slice({{0, p}, {static_cast<int64_t>(i) * w, static_cast<int64_t>(i + 1) * w}});
-              const View src = t.slice({{0, p}, {c, c + w}});
-              const View g = pro_g.slice({{0, p}, {kt, kt + 1}});
-              const bool shift = pro_b.buffer() >= 0;
-              const View b = shift ? pro_b.slice({{0, p}, {kt, kt + 1}}) : g;
-              if (n_evac++ % 2) {
-                if (shift) kb.activation(dst, src, ActFunc::Copy, g, b);
-                else kb.activation(dst, src, ActFunc::Copy, g);
-              } else {
-                if (shift) kb.tensor_scalar(dst, src, AluOp::Mul, g, AluOp::Add, b);
-                else kb.tensor_scalar(dst, src, AluOp::Mul, g);
-              }
-              out.push_back(dst);
-            }
-            continue;
           }
           const int64_t b0 = static_cast<int64_t>(i0) * w;
           if (full > i0) evacuate(blk.slice({{0, 128}, {b0, static_cast<int64_t>(full) * w}}), t.slice({{0, 128}, {0, static_cast<int64_t>(full - i0) * w}}));
@@ -763,8 +722,6 @@ void lower_matmul(LowerCtx& ctx) {
   if (n.i("prologue_ln", 0)) {
     j.pro = true;
     j.pro_eps = static_cast<float>(n.f("prologue_ln_epsilon", 1e-5));
-    j.pro_scale = n.s("prologue_ln_scale", "");
-    j.pro_bias = n.s("prologue_ln_bias", "");
   }
   if (numel(full) == 0) return;
   // Weights are held in HBM at the TensorE operand width (cast once, at compile time).

@@ -1,10 +1,13 @@
 // A pre-norm LayerNorm as its MatMul readers' prologue (compiler/fuse_norm_prologue.h):
 // x -> MatMul + x (the stream s) -> LayerNorm -> MatMul + bias -> MatMul + s, two row tiles.
 // Reference: the same block compiled without the pass (the LayerNorm kernel), whose values
-// trnsim's tests check against onnxruntime (tests/python/test_norm_prologue.py). The prologue
-// runs the library LayerNorm's instructions on the same rows, so the values are the same bits;
-// the bytes differ by exactly the LayerNorm kernel's traffic.
+// trnsim's tests check against onnxruntime (tests/python/test_norm_prologue.py). The values
+// differ only by where the bf16 roundings fall (the scale is folded into the weight before it
+// is rounded); the bytes differ by exactly the LayerNorm kernel's traffic.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include "one_node_model.h"
 
@@ -43,16 +46,21 @@ RunOutput run(const std::vector<float>& x, bool prologue, size_t* kernels = null
   return LoadedModel(cm, chip).run({{"x", x}}, core::Mode::Functional);
 }
 
-TEST(NormPrologue, SameBitsAsTheLayerNormKernelWithoutItsHbmRoundTrip) {
+TEST(NormPrologue, TheLayerNormKernelsValuesWithoutItsHbmRoundTrip) {
   const auto x = values(size_t(M) * D, 77);
   size_t k_on = 0, k_off = 0;
   const auto on = run(x, true, &k_on), off = run(x, false, &k_off);
   EXPECT_EQ(k_on + 1, k_off);  // the LayerNorm kernel is gone
-  EXPECT_EQ(on.outputs.at("y"), off.outputs.at("y"));
-  // Without the prologue: s stored and read by the LayerNorm, n (fp32) stored and read as A.
-  EXPECT_DOUBLE_EQ(off.report.hbm_bytes - on.report.hbm_bytes, 4.0 * 4 * M * D);
+  const auto &got = on.outputs.at("y"), &want = off.outputs.at("y");
+  float scale = 0;
+  for (float v : want) scale = std::max(scale, std::fabs(v));
+  // bf16 operands: a few ulps of 2^-8 of the largest value.
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-2 * scale) << i;
+  // Without the prologue: s stored and read by the LayerNorm, n (fp32) stored and read as A,
+  // and the LayerNorm's scale and shift rows loaded.
+  EXPECT_DOUBLE_EQ(off.report.hbm_bytes - on.report.hbm_bytes, 4.0 * 4 * M * D + 4.0 * 2 * D);
   EXPECT_LT(on.report.time_s, off.report.time_s);
-  EXPECT_EQ(run(x, true).outputs.at("y"), on.outputs.at("y"));  // run to run
+  EXPECT_EQ(run(x, true).outputs.at("y"), got);  // run to run
 }
 
 }  // namespace
