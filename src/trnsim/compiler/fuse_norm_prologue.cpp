@@ -129,7 +129,7 @@ void fuse_norm_prologues(Graph& g) {
           if (n.op == OpKind::Reshape && n.inputs[0] == t) {
             frontier.push_back(n.outputs[0]);
             reshapes.push_back(c);
-          } else if (reads_rows_as_a(g, n, t, d)) {
+          } else if (reads_rows_as_a(g, n, t, d) && cons.at(n.inputs[1]).size() == 1) {  // a weight of its own: no copy per reader
             for (const auto& e : n.epilogue) ok = ok && e.operand != t;
             readers.push_back(c);
           } else {
