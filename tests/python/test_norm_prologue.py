@@ -116,3 +116,17 @@ def test_layernorm_stays_a_kernel_where_no_prologue_applies(case):
         outs.append("r")
     cm = run(model(nodes, xs, inits, outs), arr(*xs), "fp32")
     assert "LayerNormalization" in [o["op"] for o in cm.report["ops"]]
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_layernorm_through_reshapes_into_a_matmul_without_bias(dtype):
+    """Reshape -> LayerNorm -> Reshape -> MatMul with no bias: the reader takes the tensor
+    before the Reshapes (the same rows), and the LayerNorm's shift becomes a new bias of the
+    MatMul (reported under the LayerNorm's name). Against onnxruntime."""
+    d, n, rows = 256, 128, 150
+    inits = [nh.from_array(arr(d) + 1, "g"), nh.from_array(arr(d), "b"), nh.from_array(arr(d, n, scale=d ** -0.5), "w"),
+             nh.from_array(np.array([1, rows, d], np.int64), "s3"), nh.from_array(np.array([rows, d], np.int64), "s2")]
+    nodes = [h.make_node("Reshape", ["x", "s3"], ["x3"]), h.make_node("LayerNormalization", ["x3", "g", "b"], ["n"], name="ln"),
+             h.make_node("Reshape", ["n", "s2"], ["n2"]), h.make_node("MatMul", ["n2", "w"], ["y"], name="mm")]
+    cm = run(model(nodes, (rows, d), inits), arr(rows, d), dtype)
+    assert [(o["op"], o["fused"]) for o in cm.report["ops"]] == [("MatMul", ["ln"])]

@@ -60,7 +60,7 @@ std::string add_const(Graph& g, const std::string& base, ElemType type, const Sh
 // The LayerNorm's scale s and shift t folded into reader m, which then reads the normalised
 // rows only ((x - mean) rstd): LN(x) W = ((x - mean) rstd) (diag(s) W) + t W, as BatchNormalization
 // folds into a conv (fold_batchnorm.h). t W joins the first bias of m's epilogue, or becomes one.
-void fold_affine(Graph& g, Node& m, const std::string& s, const std::string& t) {
+void fold_affine(Graph& g, Node& m, const std::string& s, const std::string& t, const std::string& ln) {
   const TensorInfo& w = g.tensor(m.inputs[1]);
   const int64_t k = w.shape[0], n = w.shape[1];
   const bool values = loaded(g, m.inputs[1]) && loaded(g, s) && loaded(g, t);
@@ -86,7 +86,7 @@ void fold_affine(Graph& g, Node& m, const std::string& s, const std::string& t) 
     return;
   }
   const std::string name = add_const(g, m.name + ".ln_shift", ElemType::Float, {n}, std::move(shift));
-  m.epilogue.insert(m.epilogue.begin(), Epilogue{OpKind::Add, name, false, ""});
+  m.epilogue.insert(m.epilogue.begin(), Epilogue{OpKind::Add, name, false, ln});
 }
 
 // Drops the constants in `maybe` that no node reads any more.
@@ -152,7 +152,7 @@ void fuse_norm_prologues(Graph& g) {
         maybe.insert(m.inputs[1]);
         if (!m.epilogue.empty()) maybe.insert(m.epilogue[0].operand);
         m.inputs[0] = sources[r];
-        fold_affine(g, m, ln.inputs[1], ln.inputs.size() > 2 ? ln.inputs[2] : std::string());
+        fold_affine(g, m, ln.inputs[1], ln.inputs.size() > 2 ? ln.inputs[2] : std::string(), ln.name);
         m.attrs["prologue_ln"] = int64_t{1};
         m.attrs["prologue_ln_epsilon"] = ln.f("epsilon", 1e-5);
         const std::string fused = m.s("fused", "");
@@ -162,7 +162,7 @@ void fuse_norm_prologues(Graph& g) {
       std::set<size_t> drop(reshapes.begin(), reshapes.end());
       drop.insert(i);
       std::set<std::string> gone;
-      for (size_t d : drop) gone.insert(g.nodes[d].outputs[0]);
+      for (size_t k : drop) gone.insert(g.nodes[k].outputs[0]);
       std::string t = ln.inputs[0];
       for (auto p = producer.find(t); p != producer.end() && g.nodes[p->second].op == OpKind::Reshape; p = producer.find(t)) {
         auto c = cons.find(t);
