@@ -113,7 +113,9 @@ CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& o
     if (opt.fuse) back = {"attention-fusion", "gelu-fusion", "fusion"};
     if (opt.fuse && opt.fuse_qkv) back.push_back("qkv-fusion");
     if (opt.fuse) back.push_back("elementwise-fusion");
-    for (auto p : {"dead-code", "core-split", "operand-storage", "sbuf-placement", "sbuf-residency", "memory-planning", "lowering"}) back.push_back(p);
+    back.push_back("dead-code");
+    if (opt.fuse && opt.norm_prologue) back.push_back("norm-prologue");
+    for (auto p : {"core-split", "operand-storage", "sbuf-placement", "sbuf-residency", "memory-planning", "lowering"}) back.push_back(p);
     run_passes(st, back, &cm.passes);
   } catch (const ShapeError& e) {
     // A model whose free axes cannot be 1 (a pooling window over a 1 x 1 image) fails with

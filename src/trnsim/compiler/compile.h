@@ -22,6 +22,7 @@ struct CompileOptions {
   bool fuse_qkv = true;                       // with fuse: Q/K/V projections as one MatMul (fuse_qkv.h)
   int cores = 0;                              // NeuronCores to split nodes across; 0 = all of the chip's
   bool resident_activations = true;           // matmul results kept in SBUF for matmul readers (sbuf_residency.h)
+  bool norm_prologue = true;                  // with fuse: a LayerNorm read only by MatMuls as their A prologue (fuse_norm_prologue.h)
   bool keep_ir = false;                       // keep each pass's IR dump (for --dump-ir)
   QuantizeOptions quant;                      // weight quantisation / 4:16 sparsity (quantize.h)
   // Timing only: weights are shapes and types, never values. Folding a weight-sized node of

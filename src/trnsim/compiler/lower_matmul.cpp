@@ -60,6 +60,9 @@ struct MatmulJob {
   int64_t a_bytes = 4;                 // bytes per element of A in HBM
   int ln = -1;                         // index of a fused LayerNorm in the epilogue (fusion.cpp)
   float ln_eps = 1e-5f;
+  // A LayerNorm of A's rows before the matmul, without scale and shift (fuse_norm_prologue.h).
+  bool pro = false;
+  float pro_eps = 1e-5f;
   // Epilogue ops applied per block; a LayerNorm and what follows it run on the whole row.
   size_t block_epilogue() const { return ln < 0 ? epilogue.size() : static_cast<size_t>(ln); }
 };
@@ -156,6 +159,22 @@ int64_t operand_slots(const MatmulJob& j, int64_t row_operands) {
   return 2 * std::max<int64_t>(1, n - row_operands);
 }
 
+// Rows [0, p) of x normalised over their `cols` columns into y (y may be x), as the library
+// LayerNorm does it: bn_stats per 512 columns and bn_aggr on VectorE, rstd and the
+// normalisation on ScalarE. st holds 3 statistics per 512 columns, mv four per row.
+void normalise_rows(KernelBuilder& kb, const View& y, const View& x, const View& st, const View& mv, int64_t p, int64_t cols, float eps) {
+  auto stat = [&](int64_t c) { return mv.slice({{0, p}, {c, c + 1}}); };
+  int64_t nst = 0;
+  for (const Span& c : kernels::split(cols, kTileN)) {
+    kb.bn_stats(st.slice({{0, p}, {3 * nst, 3 * nst + 3}}), x.slice({{0, p}, {c.begin, c.end()}}));
+    ++nst;
+  }
+  kb.bn_aggr(mv.slice({{0, p}, {0, 2}}), st.slice({{0, p}, {0, 3 * nst}}));
+  kb.activation(stat(2), stat(1), ActFunc::Rsqrt, 1.0f, eps);
+  kb.tensor_scalar(stat(3), stat(0), AluOp::Mul, stat(2), AluOp::Mul, -1.0f);
+  kb.activation(y.slice({{0, p}, {0, cols}}), x.slice({{0, p}, {0, cols}}), ActFunc::Copy, stat(2), stat(3));
+}
+
 Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t max_cols, int64_t row_tiles,
                    const std::vector<int64_t>& share_cols, int64_t row_operands) {
   Budget b;
@@ -163,7 +182,8 @@ Budget plan_budget(KernelBuilder& kb, const MatmulJob& j, int64_t ks, int64_t ma
   // Half of SBUF at most: the other half belongs to the neighbouring node (sbuf_placement.h).
   const int64_t half = static_cast<int64_t>(kb.chip().core.sbuf.bytes_per_partition.value()) / 2;
   // A fused LayerNorm holds two fp32 rows, its scale and shift rows and a row-wide tmp pair.
-  const int64_t ln_rows = j.ln >= 0 ? 6 * 4 * max_cols + 4 * 64 : 0;
+  const int64_t ln_rows = (j.ln >= 0 ? 6 * 4 * max_cols + 4 * 64 : 0) +
+                          (j.pro ? 2 * 4 * j.k + 4 * 64 : 0);  // a prologue's two fp32 rows and statistics
   const int64_t free = std::min(kb.sbuf_free_bytes_per_partition(), half) - ln_rows;
   // res (+ tmp, per-row-tile operands, row operands past the two counted before)
   const int64_t f32_rings = (j.ln >= 0 ? 1 : 4) +
@@ -305,9 +325,26 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
     // as rounding after them), so that TensorE transposes at the operand's rate, not fp32's.
     // An A already held at the operand width (operand_storage.h) loads as it is.
     const bool a_narrow = a_dt == j.dtype;
-    const bool cast_a = a_rows && eb < 4 && !a_narrow;
+    const bool cast_a = a_rows && eb < 4 && (!a_narrow || j.pro);  // a prologue's rows are fp32
+    // A LayerNorm prologue (its scale and shift are folded into B and the bias,
+    // fuse_norm_prologue.h): each row tile of A is normalised on its rows, (x - mean) rstd
+    // with per-row scalars, written at the operand width in place of the cast.
+    std::optional<TileRing> pro_rows, pro_stat, pro_mv;
+    if (j.pro) {
+      if (!a_rows || j.k > kRawCols) throw Error(fmt::format("lowering: LayerNorm prologue of node '{}' needs row-major A of at most {} columns", ctx.n.name, kRawCols));
+      const int64_t nst = (j.k + kTileN - 1) / kTileN;
+      if (!cast_a) pro_rows.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, j.k}, DType::F32, 2, ctx.n.name + ".prologue");
+      pro_stat.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 3 * nst}, DType::F32, 2, ctx.n.name + ".prologue_stats");
+      pro_mv.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, 4}, DType::F32, 2, ctx.n.name + ".prologue_mean_var");
+    }
     std::optional<TileRing> acast;
     if (cast_a) acast.emplace(kb, isa::Space::SBUF, std::vector<int64_t>{128, std::min(kRawCols, j.k)}, j.dtype, 2, ctx.n.name + ".a_cast");
+    // Rows [0, p) of A's chunk x normalised over the row, at the operand width when A is cast.
+    auto normalise = [&](const View& x, int64_t p) {
+      const View y = kernels::corner(cast_a ? acast->next() : pro_rows->next(), p, j.k);
+      normalise_rows(kb, y, x, pro_stat->next(), pro_mv->next(), p, j.k, j.pro_eps);
+      return y;
+    };
     // Transposes fill a PSUM bank (8 K tiles of bf16, 4 of fp32) before one copy evacuates
     // them, and a row tile's banks are all in flight, so that TensorE transposes back to back
     // while VectorE/ScalarE drain them.
@@ -412,7 +449,8 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
       for (const Span& chunk : kernels::split(j.k, kRawCols)) {
         View a = ra ? ra->rows(bi, mt.begin, mt.size, chunk) : kernels::corner(araw.next(), mt.size, chunk.size);
         if (!ra) kb.load(a, ctx.view(j.a, pa_rows, 0, bi, mt, chunk), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
-        if (cast_a) a = cast(a);
+        if (j.pro) a = normalise(a, mt.size);
+        else if (cast_a) a = cast(a);
         const auto kts = kernels::split(chunk.size, 128);
         const View blk = stc->next();
         const int64_t w = mt.size;
@@ -444,6 +482,7 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
 
     // K too deep to keep A^T resident: each [K tile, M tile] is fetched where it is used.
     auto stationary_one = [&](int64_t bi, Span mt, Span kt) {
+      if (j.pro) throw Error(fmt::format("lowering: LayerNorm prologue of node '{}' needs A^T resident", ctx.n.name));
       View s = kernels::corner(st.next(), kt.size, mt.size);
       if (!a_rows) {
         kb.load(s, ctx.view(j.a, pa_t, 0, bi, kt, mt), {.queue = kQueueA + static_cast<int>(na_loads++ % kQueuesA)});
@@ -620,18 +659,8 @@ void matmul_kernel(LowerCtx& ctx, const MatmulJob& j) {
           } else if (cbl.end() == head.cols.size) {
             // The row is complete: LayerNorm as the library kernel does it (bn_stats per 512
             // columns, bn_aggr, rstd on ScalarE, normalise on ScalarE), then scale and shift.
-            const int64_t p = mt.size, ncol = head.cols.size;
-            const View st = lnstat->next(), mv = lnmv->next();
-            auto stat = [&](int64_t c) { return mv.slice({{0, p}, {c, c + 1}}); };
-            int64_t nst = 0;
-            for (const Span& c : kernels::split(ncol, kTileN)) {
-              kb.bn_stats(st.slice({{0, p}, {3 * nst, 3 * nst + 3}}), row.slice({{0, p}, {c.begin, c.end()}}));
-              ++nst;
-            }
-            kb.bn_aggr(mv.slice({{0, p}, {0, 2}}), st.slice({{0, p}, {0, 3 * nst}}));
-            kb.activation(stat(2), stat(1), ActFunc::Rsqrt, 1.0f, j.ln_eps);
-            kb.tensor_scalar(stat(3), stat(0), AluOp::Mul, stat(2), AluOp::Mul, -1.0f);
-            kb.activation(row, row, ActFunc::Copy, stat(2), stat(3));
+            const int64_t ncol = head.cols.size;
+            normalise_rows(kb, row, row, lnstat->next(), lnmv->next(), mt.size, ncol, j.ln_eps);
             for (size_t e = pre + 1; e < j.epilogue.size(); ++e) {
               auto it = ln_operands.find(e);
               if (it == ln_operands.end()) {
@@ -689,6 +718,10 @@ void lower_matmul(LowerCtx& ctx) {
       j.ln_eps = static_cast<float>(n.f("ln_epsilon", 1e-5));
     }
     j.epilogue.emplace_back(e, v);
+  }
+  if (n.i("prologue_ln", 0)) {
+    j.pro = true;
+    j.pro_eps = static_cast<float>(n.f("prologue_ln_epsilon", 1e-5));
   }
   if (numel(full) == 0) return;
   // Weights are held in HBM at the TensorE operand width (cast once, at compile time).

@@ -14,7 +14,7 @@ bool dense_conv(const Node& n) { return n.op == OpKind::ConvGemm && n.i("group",
 // Inputs of `n` that TensorE reads in the operand dtype: MatMul A and B; attention Q, K, V
 // (its mask is added in fp32); a dense convolution's input.
 bool tensor_operand(const Node& n, size_t input) {
-  if (n.op == OpKind::MatMul) return input < 2;
+  if (n.op == OpKind::MatMul) return input == 1 || (input == 0 && n.i("prologue_ln", 0) == 0);  // a prologue normalises A in fp32
   if (n.op == OpKind::FusedAttention) return input < 3;
   if (dense_conv(n)) return input == 0;
   return false;

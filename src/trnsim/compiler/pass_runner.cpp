@@ -12,6 +12,7 @@
 #include "trnsim/compiler/fuse_attention.h"
 #include "trnsim/compiler/fuse_elementwise.h"
 #include "trnsim/compiler/fuse_gelu.h"
+#include "trnsim/compiler/fuse_norm_prologue.h"
 #include "trnsim/compiler/fusion.h"
 #include "trnsim/compiler/memory_plan.h"
 #include "trnsim/compiler/operand_storage.h"
@@ -38,6 +39,7 @@ const std::vector<Pass>& compiler_passes() {
       {"qkv-fusion", true, [](PassState& s) { fuse_qkv(s.g); }},
       {"elementwise-fusion", true, [](PassState& s) { fuse_elementwise(s.g); }},
       {"dead-code", true, [](PassState& s) { eliminate_dead_code(s.g); }},
+      {"norm-prologue", true, [](PassState& s) { fuse_norm_prologues(s.g); }},
       {"core-split", true, [](PassState& s) { split_across_cores(s.g, s.cores); }},
       {"operand-storage", true, [](PassState& s) {
          if (s.opt.policy == DTypePolicy::BF16) store_operands_narrow(s.g, ElemType::BFloat16);

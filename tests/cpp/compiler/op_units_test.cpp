@@ -94,7 +94,7 @@ TEST(PassRunner, CompileRecordsEveryPassByNameAndRejectsAnUnknownOne) {
   std::vector<std::string> names;
   for (const auto& p : cm.passes) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"bind-inputs", "shape-inference", "constant-folding", "batchnorm-folding", "decomposition", "constant-folding",
-                                             "attention-fusion", "gelu-fusion", "fusion", "qkv-fusion", "elementwise-fusion", "dead-code", "core-split", "operand-storage", "sbuf-placement", "sbuf-residency", "memory-planning", "lowering"}));
+                                             "attention-fusion", "gelu-fusion", "fusion", "qkv-fusion", "elementwise-fusion", "dead-code", "norm-prologue", "core-split", "operand-storage", "sbuf-placement", "sbuf-residency", "memory-planning", "lowering"}));
   EXPECT_NE(cm.dump_ir().find("=== after pass 'core-split'"), std::string::npos);
   std::set<std::string_view> known;
   for (const auto& p : compiler_passes()) known.insert(p.name);
