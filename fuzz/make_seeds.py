@@ -170,7 +170,6 @@ def onnx_dict(out: Path) -> None:
 
 
 def tpg_seeds(out: Path, cases: dict) -> None:
-    trnsim = ROOT / "build" / "src" / "trnsim"
     jobs = [(name, ()) for name in TPG_CASES] + [(name, TPG_OPTIONS[i % len(TPG_OPTIONS)]) for i, name in enumerate(TPG_MORE)]
     with tempfile.TemporaryDirectory() as tmp:
         for name, options in jobs:
@@ -178,11 +177,20 @@ def tpg_seeds(out: Path, cases: dict) -> None:
                 continue
             model, tpg = Path(tmp) / f"{name}.onnx", Path(tmp) / f"{name}.tpg"
             model.write_bytes(cases[name].model.SerializeToString())
-            r = subprocess.run([str(trnsim), "compile", str(model), "-o", str(tpg), *options], capture_output=True, text=True)
-            if r.returncode == 0:
-                write(out / "tpg", tpg.read_bytes())
-            else:
-                print(f"make_seeds: {name} does not compile: {r.stderr.strip()}", file=sys.stderr)
+            compile_tpg(out, model, tpg, options, name)
+    # Round 6: the pass seeds as programs (resident SBUF activations, folded BatchNormalization).
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, model in enumerate(sorted((out / "onnx_passes").glob("*"))):
+            compile_tpg(out, model, Path(tmp) / f"{model.name}.tpg", TPG_OPTIONS[i % 2], model.name)
+
+
+def compile_tpg(out: Path, model: Path, tpg: Path, options, name: str) -> None:
+    trnsim = ROOT / "build" / "src" / "trnsim"
+    r = subprocess.run([str(trnsim), "compile", str(model), "-o", str(tpg), *options], capture_output=True, text=True)
+    if r.returncode == 0:
+        write(out / "tpg", tpg.read_bytes())
+    else:
+        print(f"make_seeds: {name} does not compile: {r.stderr.strip()}", file=sys.stderr)
 
 
 def yaml_seeds(out: Path) -> None:
