@@ -479,3 +479,23 @@ def test_pool_stride_of_int64_max_matches_onnxruntime():
 def test_onnx_structured_campaign_findings_are_one_line(name, needle):
     path = ROOT / "fuzz" / "regressions" / "onnx" / f"{name}.onnx"
     one_line_error(cli("compile", str(path), "-o", os.devnull, "--dtype", "bf16", env={"TRNSIM_MAX_MEMORY": "1G"}), needle)
+
+
+# Round 6 (docs/hardening.md): declared dims near 2^62 or INT64_MAX reached the parallel-units
+# estimates (core-split), the conv band planning (decomposition) and SBUF residency before the
+# HBM plan bounds them: signed overflow under UBSan, and for the MatMul a wrapped resident
+# size that ended in `internal error: std::bad_alloc` (exit 3) in the Release build. Each is
+# now exit 2, one line naming the node or tensor, on the CLI's whole path (compile, link,
+# timing run) and under the fuzzers' 1 GiB limit.
+@pytest.mark.parametrize("name, needle", [
+    ("matmul-rows-int64-max-units", "shape too large"),
+    ("conv-rows-2pow62-plan", "node 'Conv_0': Conv over [1,1,4611686018427387904,1]"),
+    ("conv-batch-int64-max-bands", "node 'Conv_0': Conv over [9223372036854775807,1,1,1]"),
+    ("depthwise-conv-batch-int64-max-bands", "node 'Conv_0': Conv over [9223372036854775807,"),
+    ("maxpool-rows-int64-max-band", "node 'MaxPool_0': pooling over [1,1,9223372036854775807,1]"),
+])
+@pytest.mark.parametrize("limit", [None, "1G"])
+def test_round6_huge_dims_before_the_hbm_plan_are_one_line(name, needle, limit):
+    path = ROOT / "fuzz" / "regressions" / "onnx" / f"{name}.onnx"
+    env = {"TRNSIM_MAX_MEMORY": limit} if limit else None
+    one_line_error(cli("run", str(path), "--timing-only", env=env), needle)
