@@ -513,3 +513,35 @@ def test_rnn_unrolled_over_4096_steps_compiles_in_linear_time(tmp_path):
     cpu = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - before
     assert p.returncode == 0, p.stderr
     assert cpu < 30, cpu
+
+
+def test_float_to_integer_cast_of_non_finite_values_matches_the_host_folding():
+    # Round 6 (differential run of the onnx_run_structured corpus): on the device, a cast of
+    # -inf or NaN to an integer type truncated through fmod and left NaN in the integer tensor
+    # (a uint8 Add then gave NaN), where the same Cast folded on the host (a constant input)
+    # gives 0 (ONNX leaves the value undefined; onnxruntime gives 0 for uint8). Finite values
+    # against onnxruntime, non-finite ones against the host folding of the same graph.
+    import numpy as np
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+    x = np.array([2.7, -1.5, 0.4, 250.0, -np.inf, np.inf, np.nan, 3.0], np.float32)
+    for to, np_t in ((TensorProto.UINT8, np.uint8), (TensorProto.INT32, np.int32), (TensorProto.INT4, None)):
+        nodes = [helper.make_node("Cast", ["x"], ["c"], to=to), helper.make_node("Cast", ["c"], ["y"], to=TensorProto.FLOAT)]
+        if np_t is not None:
+            nodes = [nodes[0], helper.make_node("Add", ["c", "k"], ["s"]), helper.make_node("Cast", ["s"], ["y"], to=TensorProto.FLOAT)]
+        inits = [numpy_helper.from_array(np.ones(8, np_t), "k")] if np_t is not None else []
+        def model(const):
+            ins = [] if const else [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8])]
+            init = inits + ([numpy_helper.from_array(x, "x")] if const else [])
+            g = helper.make_graph(nodes, "g", ins, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8])], initializer=init)
+            m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+            m.ir_version = 10
+            return m.SerializeToString()
+        device = np.asarray(trnsim.compile_onnx(model(False), dtype="fp32").run({"x": x})["y"])
+        host = np.asarray(trnsim.compile_onnx(model(True), dtype="fp32").run({})["y"])
+        assert np.array_equal(device, host), (to, device, host)
+        assert not np.isnan(device).any()
+        if np_t is not None:
+            want = ort.InferenceSession(model(False), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+            finite = np.isfinite(x)
+            assert np.array_equal(device[finite], want[finite]), (to, device, want)
