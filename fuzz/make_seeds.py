@@ -13,7 +13,8 @@ cross-kernel dependencies (the node tests are mostly one node, one kernel).
 Round 6 adds OUT/onnx_passes/: small models the passes since round 5 rewrite (sbuf-residency:
 MatMul chains with residuals and LayerNorm, batched with M not a multiple of 128, a Reshape
 alias; batchnorm-folding: Conv + BatchNormalization (+ Add + Relu), grouped, without a conv
-bias, with a shared conv output that must not fold; the patchify Conv of a ViT stem).
+bias, with a shared conv output that must not fold; the patchify Conv of a ViT stem), and
+OUT/onnx_huge/: ops planned before the HBM plan with one dim of 2^62 or INT64_MAX.
 Usage: python fuzz/make_seeds.py OUT"""
 import hashlib
 import io
@@ -135,6 +136,32 @@ def pass_seeds(out: Path) -> None:
                                    w("w2", 32, 32)])
 
 
+def huge_dim_seeds(out: Path) -> None:
+    """Round 6: ops whose estimates and band planning run before the HBM plan (MatMul chains,
+    Conv, depthwise Conv, pooling, Gather, element-wise, reductions), each with one declared
+    dim of 2^62 or INT64_MAX at every position, to OUT/onnx_huge/ (the grid that found the
+    round's core-split, conv-planning and SBUF-residency overflows)."""
+    from onnx import TensorProto as T, helper as h
+    def save(nodes, inputs, inits=(), types=None):
+        vi = [h.make_tensor_value_info(n, (types or {}).get(n, T.FLOAT), s) for n, s in inputs]
+        g = h.make_graph(nodes, "g", vi, [h.make_tensor_value_info("y", T.FLOAT, None)], initializer=list(inits))
+        write(out / "onnx_huge", h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString())
+    node = h.make_node
+    for big in ((1 << 63) - 1, 1 << 62):
+        for rank in (2, 3, 4):
+            for pos in range(rank):
+                x = [1] * rank
+                x[pos] = big
+                save([node("MatMul", ["x", "w"], ["c"]), node("MatMul", ["c", "v"], ["y"])], [("x", x), ("w", [1, 1]), ("v", [1, 1])])
+                save([node("Relu", ["x"], ["y"])], [("x", x)])
+                save([node("ReduceMax", ["x"], ["y"])], [("x", x)])
+                save([node("Gather", ["d", "i"], ["y"])], [("d", [4, 4]), ("i", x)], types={"i": T.INT64})
+                if rank == 4:
+                    save([node("MaxPool", ["x"], ["y"], kernel_shape=[1, 1])], [("x", x)])
+                    save([node("Conv", ["x", "w"], ["y"])], [("x", x), ("w", [1, 1, 1, 1])])
+                    save([node("Conv", ["x", "w"], ["y"], group=x[1])], [("x", x), ("w", [x[1], 1, 1, 1])])
+
+
 def varint(n: int) -> bytes:
     b = bytearray()
     while True:
@@ -241,13 +268,14 @@ def main() -> None:
     shape_seeds(out)
     model_seeds(out)
     pass_seeds(out)
+    huge_dim_seeds(out)
     onnx_dict(out)
     tpg_seeds(out, cases)
     yaml_seeds(out)
     npz_seeds(out)
     serve_seeds(out)
     sweep_seeds(out)
-    for t in ("onnx", "onnx_models", "onnx_passes", "tpg", "yaml", "npz", "serve", "sweep"):
+    for t in ("onnx", "onnx_models", "onnx_passes", "onnx_huge", "tpg", "yaml", "npz", "serve", "sweep"):
         print(f"make_seeds: {len(list((out / t).glob('*')))} {t} seeds in {out / t}")
 
 
