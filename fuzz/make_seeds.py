@@ -10,6 +10,11 @@ op and attribute names (plain and as their protobuf fields), for `-dict=`.
 Round 5 adds OUT/onnx_models/: whole-model graphs (the nine light_* CNNs of the onnx wheel and
 a transformer-style MLP block), many kernels each, so the onnx_run target's linker meets
 cross-kernel dependencies (the node tests are mostly one node, one kernel).
+Round 6 adds OUT/onnx_passes/: small models the passes since round 5 rewrite (sbuf-residency:
+MatMul chains with residuals and LayerNorm, batched with M not a multiple of 128, a Reshape
+alias; batchnorm-folding: Conv + BatchNormalization (+ Add + Relu), grouped, without a conv
+bias, with a shared conv output that must not fold; the patchify Conv of a ViT stem), and
+OUT/onnx_huge/: ops planned before the HBM plan with one dim of 2^62 or INT64_MAX.
 Usage: python fuzz/make_seeds.py OUT"""
 import hashlib
 import io
@@ -92,6 +97,71 @@ def model_seeds(out: Path) -> None:
     write(out / "onnx_models", helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)]).SerializeToString())
 
 
+def pass_seeds(out: Path) -> None:
+    """Models for the passes since round 5: sbuf-residency, batchnorm-folding, patchify Conv."""
+    from onnx import TensorProto, helper
+    rng = np.random.default_rng(6)
+    w = lambda n, *shape: helper.make_tensor(n, TensorProto.FLOAT, shape, rng.standard_normal(shape).ravel() * 0.1)  # noqa: E731
+    pos = lambda n, *shape: helper.make_tensor(n, TensorProto.FLOAT, shape, rng.uniform(0.5, 1.5, shape).ravel())  # noqa: E731
+    node = helper.make_node
+
+    def save(nodes, inputs, inits, opset=17):
+        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=inits)
+        write(out / "onnx_passes", helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString())
+
+    for shape in ([256, 128], [2, 200, 128], ["B", 130, 128]):  # an encoder's post-attention block
+        d = 128
+        save([node("MatMul", ["x", "wo"], ["o"]), node("Add", ["o", "x"], ["r"]),
+              node("LayerNormalization", ["r", "g", "b"], ["n"], axis=-1), node("MatMul", ["n", "w1"], ["h"]),
+              node("Relu", ["h"], ["a"]), node("MatMul", ["a", "w2"], ["f"]), node("Add", ["f", "n"], ["y"])],
+             [("x", shape)], [w("wo", d, d), pos("g", d), w("b", d), w("w1", d, 256), w("w2", 256, d)])
+    save([node("MatMul", ["x", "w1"], ["h"]), node("Reshape", ["h", "s"], ["hr"]), node("MatMul", ["hr", "w2"], ["y"])],
+         [("x", [1, 256, 64])], [w("w1", 64, 64), helper.make_tensor("s", TensorProto.INT64, [3], [1, 256, 64]),
+                                 w("w2", 64, 32)])
+    c = 8
+    bn = [pos("s", c), w("bb", c), w("m", c), pos("v", c)]
+    save([node("Conv", ["x", "w", "cb"], ["c"], pads=[1, 1, 1, 1]), node("BatchNormalization", ["c", "s", "bb", "m", "v"], ["n"]),
+          node("Add", ["n", "x"], ["a"]), node("Relu", ["a"], ["y"])], [("x", [1, c, 16, 16])], [w("w", c, c, 3, 3), w("cb", c)] + bn)
+    save([node("Conv", ["x", "w"], ["c"], group=2), node("BatchNormalization", ["c", "s", "bb", "m", "v"], ["y"], epsilon=0.0)],
+         [("x", [2, c, 9, 7])], [w("w", c, c // 2, 1, 1)] + bn)
+    save([node("Conv", ["x", "w"], ["c"]), node("BatchNormalization", ["c", "s", "bb", "m", "v"], ["n"]),
+          node("Add", ["n", "c"], ["y"])], [("x", [1, c, 5, 5])], [w("w", c, c, 1, 1)] + bn)
+    save([node("Conv", ["x", "w1", "b1"], ["c"], pads=[1, 1, 1, 1]), node("Relu", ["c"], ["r"]),
+          node("Conv", ["r", "w2", "b2"], ["y"], pads=[1, 1, 1, 1])], [("x", [1, 4, 12, 12])],
+         [w("w1", c, 4, 3, 3), w("b1", c), w("w2", 4, c, 3, 3), w("b2", 4)])
+    save([node("Conv", ["x", "w", "b"], ["p"], strides=[16, 16], kernel_shape=[16, 16]),
+          node("Reshape", ["p", "s"], ["f"]), node("Transpose", ["f"], ["t"], perm=[0, 2, 1]), node("MatMul", ["t", "w2"], ["y"])],
+         [("x", [1, 3, 64, 64])], [w("w", 32, 3, 16, 16), w("b", 32), helper.make_tensor("s", TensorProto.INT64, [3], [1, 32, 16]),
+                                   w("w2", 32, 32)])
+
+
+def huge_dim_seeds(out: Path) -> None:
+    """Round 6: ops whose estimates and band planning run before the HBM plan (MatMul chains,
+    Conv, depthwise Conv, pooling, Gather, element-wise, reductions), each with one declared
+    dim of 2^62 or INT64_MAX at every position, to OUT/onnx_huge/ (the grid that found the
+    round's core-split, conv-planning and SBUF-residency overflows)."""
+    from onnx import TensorProto as T, helper as h
+    def save(nodes, inputs, inits=(), types=None):
+        vi = [h.make_tensor_value_info(n, (types or {}).get(n, T.FLOAT), s) for n, s in inputs]
+        g = h.make_graph(nodes, "g", vi, [h.make_tensor_value_info("y", T.FLOAT, None)], initializer=list(inits))
+        write(out / "onnx_huge", h.make_model(g, opset_imports=[h.make_opsetid("", 17)]).SerializeToString())
+    node = h.make_node
+    for big in ((1 << 63) - 1, 1 << 62):
+        for rank in (2, 3, 4):
+            for pos in range(rank):
+                x = [1] * rank
+                x[pos] = big
+                save([node("MatMul", ["x", "w"], ["c"]), node("MatMul", ["c", "v"], ["y"])], [("x", x), ("w", [1, 1]), ("v", [1, 1])])
+                save([node("Relu", ["x"], ["y"])], [("x", x)])
+                save([node("ReduceMax", ["x"], ["y"])], [("x", x)])
+                save([node("Gather", ["d", "i"], ["y"])], [("d", [4, 4]), ("i", x)], types={"i": T.INT64})
+                if rank == 4:
+                    save([node("MaxPool", ["x"], ["y"], kernel_shape=[1, 1])], [("x", x)])
+                    save([node("Conv", ["x", "w"], ["y"])], [("x", x), ("w", [1, 1, 1, 1])])
+                    save([node("Conv", ["x", "w"], ["y"], group=x[1])], [("x", x), ("w", [x[1], 1, 1, 1])])
+
+
 def varint(n: int) -> bytes:
     b = bytearray()
     while True:
@@ -127,7 +197,6 @@ def onnx_dict(out: Path) -> None:
 
 
 def tpg_seeds(out: Path, cases: dict) -> None:
-    trnsim = ROOT / "build" / "src" / "trnsim"
     jobs = [(name, ()) for name in TPG_CASES] + [(name, TPG_OPTIONS[i % len(TPG_OPTIONS)]) for i, name in enumerate(TPG_MORE)]
     with tempfile.TemporaryDirectory() as tmp:
         for name, options in jobs:
@@ -135,11 +204,20 @@ def tpg_seeds(out: Path, cases: dict) -> None:
                 continue
             model, tpg = Path(tmp) / f"{name}.onnx", Path(tmp) / f"{name}.tpg"
             model.write_bytes(cases[name].model.SerializeToString())
-            r = subprocess.run([str(trnsim), "compile", str(model), "-o", str(tpg), *options], capture_output=True, text=True)
-            if r.returncode == 0:
-                write(out / "tpg", tpg.read_bytes())
-            else:
-                print(f"make_seeds: {name} does not compile: {r.stderr.strip()}", file=sys.stderr)
+            compile_tpg(out, model, tpg, options, name)
+    # Round 6: the pass seeds as programs (resident SBUF activations, folded BatchNormalization).
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, model in enumerate(sorted((out / "onnx_passes").glob("*"))):
+            compile_tpg(out, model, Path(tmp) / f"{model.name}.tpg", TPG_OPTIONS[i % 2], model.name)
+
+
+def compile_tpg(out: Path, model: Path, tpg: Path, options, name: str) -> None:
+    trnsim = ROOT / "build" / "src" / "trnsim"
+    r = subprocess.run([str(trnsim), "compile", str(model), "-o", str(tpg), *options], capture_output=True, text=True)
+    if r.returncode == 0:
+        write(out / "tpg", tpg.read_bytes())
+    else:
+        print(f"make_seeds: {name} does not compile: {r.stderr.strip()}", file=sys.stderr)
 
 
 def yaml_seeds(out: Path) -> None:
@@ -189,13 +267,15 @@ def main() -> None:
     cases = onnx_seeds(out)
     shape_seeds(out)
     model_seeds(out)
+    pass_seeds(out)
+    huge_dim_seeds(out)
     onnx_dict(out)
     tpg_seeds(out, cases)
     yaml_seeds(out)
     npz_seeds(out)
     serve_seeds(out)
     sweep_seeds(out)
-    for t in ("onnx", "onnx_models", "tpg", "yaml", "npz", "serve", "sweep"):
+    for t in ("onnx", "onnx_models", "onnx_passes", "onnx_huge", "tpg", "yaml", "npz", "serve", "sweep"):
         print(f"make_seeds: {len(list((out / t).glob('*')))} {t} seeds in {out / t}")
 
 

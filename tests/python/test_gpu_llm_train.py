@@ -207,6 +207,36 @@ def test_train_on_gpu_errors():
         trnsim.train("llama-3.1-8b", "p5.48xlarge", tp=16, nodes=2, global_batch=8, seq=4096)
 
 
+def test_train_on_gpu_refuses_heads_tp_does_not_divide_as_megatron():
+    # Megatron-LM (TransformerConfig) needs tp to divide the attention heads and the KV heads
+    # (query groups), with no KV replication (vLLM's rule, which llm/serve apply, would take
+    # qwen3-30b-a3b's 4 KV heads at tp 8). Every preset at tp 1-8 on p5 against that rule,
+    # restated from the presets' config.json fields.
+    models = Path(__file__).resolve().parents[2] / "configs" / "models"
+    refused = 0
+    for f in sorted(models.glob("*.json")):
+        cfg = json.loads(f.read_text())
+        heads = cfg["num_attention_heads"]
+        kv = cfg.get("num_key_value_heads") or heads
+        for tp in (1, 2, 4, 8):
+            want = heads % tp != 0 or kv % tp != 0
+            try:
+                trnsim.train(f.stem, "p5.48xlarge", tp=tp, global_batch=64, seq=512)
+                got = None
+            except trnsim.TrnsimError as e:
+                got = str(e)
+            if want:
+                refused += 1
+                assert got is not None and "Megatron" in got, (f.stem, tp, got)
+                assert f"{heads} attention heads and {kv} KV heads; tp {tp}" in got and "\n" not in got
+            else:
+                assert got is None or "Megatron" not in got, (f.stem, tp, got)
+    assert refused == 3  # bert-base (12 heads) and the two qwen3 MoE models (4 KV heads), each at tp 8
+    p = subprocess.run([trnsim_cli(), "train", "--model", "qwen3-30b-a3b", "--system", "p5.48xlarge", "--tp", "8",
+                        "--global-batch", "64", "--seq", "512"], capture_output=True, text=True)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and p.stderr.startswith("trnsim: error: train: GPU baseline")
+
+
 def test_train_data_parallel_all_reduce_over_efa_closed_form():
     # Two p5 systems, tp 8 inside each, dp 2 across them: the fp32 gradients of a rank (4 bytes x
     # parameters / 8) are all-reduced by a two-member ring over each GPU's EFA share (3,200 Gb/s

@@ -479,3 +479,69 @@ def test_pool_stride_of_int64_max_matches_onnxruntime():
 def test_onnx_structured_campaign_findings_are_one_line(name, needle):
     path = ROOT / "fuzz" / "regressions" / "onnx" / f"{name}.onnx"
     one_line_error(cli("compile", str(path), "-o", os.devnull, "--dtype", "bf16", env={"TRNSIM_MAX_MEMORY": "1G"}), needle)
+
+
+# Round 6 (docs/hardening.md): declared dims near 2^62 or INT64_MAX reached the parallel-units
+# estimates (core-split), the conv band planning (decomposition) and SBUF residency before the
+# HBM plan bounds them: signed overflow under UBSan, and for the MatMul a wrapped resident
+# size that ended in `internal error: std::bad_alloc` (exit 3) in the Release build. Each is
+# now exit 2, one line naming the node or tensor, on the CLI's whole path (compile, link,
+# timing run) and under the fuzzers' 1 GiB limit.
+@pytest.mark.parametrize("name, needle", [
+    ("matmul-rows-int64-max-units", "shape too large"),
+    ("conv-rows-2pow62-plan", "node 'Conv_0': Conv over [1,1,4611686018427387904,1]"),
+    ("conv-batch-int64-max-bands", "node 'Conv_0': Conv over [9223372036854775807,1,1,1]"),
+    ("depthwise-conv-batch-int64-max-bands", "node 'Conv_0': Conv over [9223372036854775807,"),
+    ("maxpool-rows-int64-max-band", "node 'MaxPool_0': pooling over [1,1,9223372036854775807,1]"),
+])
+@pytest.mark.parametrize("limit", [None, "1G"])
+def test_round6_huge_dims_before_the_hbm_plan_are_one_line(name, needle, limit):
+    path = ROOT / "fuzz" / "regressions" / "onnx" / f"{name}.onnx"
+    env = {"TRNSIM_MAX_MEMORY": limit} if limit else None
+    one_line_error(cli("run", str(path), "--timing-only", env=env), needle)
+
+
+def test_rnn_unrolled_over_4096_steps_compiles_in_linear_time(tmp_path):
+    # Round 6 (onnx_structured timeout): an RNN over 4,096 steps (layout 1) unrolls to ~25,000
+    # nodes; the epilogue fusion restarted its scan and rebuilt its maps after every fusion and
+    # dead-code elimination scanned every node per tensor, so the compile ran past 120 s of CPU
+    # (28 s after the first fix). Now about 2.5 s; the bound is CPU seconds, not wall time.
+    import resource
+    path = ROOT / "fuzz" / "regressions" / "onnx" / "rnn-batchwise-4096-steps-quadratic-fusion.onnx"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+    p = cli("compile", str(path), "-o", str(tmp_path / "rnn.tpg"), timeout=300)
+    cpu = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - before
+    assert p.returncode == 0, p.stderr
+    assert cpu < 30, cpu
+
+
+def test_float_to_integer_cast_of_non_finite_values_matches_the_host_folding():
+    # Round 6 (differential run of the onnx_run_structured corpus): on the device, a cast of
+    # -inf or NaN to an integer type truncated through fmod and left NaN in the integer tensor
+    # (a uint8 Add then gave NaN), where the same Cast folded on the host (a constant input)
+    # gives 0 (ONNX leaves the value undefined; onnxruntime gives 0 for uint8). Finite values
+    # against onnxruntime, non-finite ones against the host folding of the same graph.
+    import numpy as np
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+    x = np.array([2.7, -1.5, 0.4, 250.0, -np.inf, np.inf, np.nan, 3.0], np.float32)
+    for to, np_t in ((TensorProto.UINT8, np.uint8), (TensorProto.INT32, np.int32), (TensorProto.INT4, None)):
+        nodes = [helper.make_node("Cast", ["x"], ["c"], to=to), helper.make_node("Cast", ["c"], ["y"], to=TensorProto.FLOAT)]
+        if np_t is not None:
+            nodes = [nodes[0], helper.make_node("Add", ["c", "k"], ["s"]), helper.make_node("Cast", ["s"], ["y"], to=TensorProto.FLOAT)]
+        inits = [numpy_helper.from_array(np.ones(8, np_t), "k")] if np_t is not None else []
+        def model(const):
+            ins = [] if const else [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8])]
+            init = inits + ([numpy_helper.from_array(x, "x")] if const else [])
+            g = helper.make_graph(nodes, "g", ins, [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8])], initializer=init)
+            m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+            m.ir_version = 10
+            return m.SerializeToString()
+        device = np.asarray(trnsim.compile_onnx(model(False), dtype="fp32").run({"x": x})["y"])
+        host = np.asarray(trnsim.compile_onnx(model(True), dtype="fp32").run({})["y"])
+        assert np.array_equal(device, host), (to, device, host)
+        assert not np.isnan(device).any()
+        if np_t is not None:
+            want = ort.InferenceSession(model(False), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+            finite = np.isfinite(x)
+            assert np.array_equal(device[finite], want[finite]), (to, device, want)

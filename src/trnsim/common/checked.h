@@ -26,6 +26,10 @@ inline int64_t checked_add(int64_t a, int64_t b, const std::string& what) {
   return r;
 }
 
+// ceil(a / b) for a >= 0, b > 0 that cannot overflow (`(a + b - 1) / b` did for a dim near
+// INT64_MAX, found by fuzzing).
+constexpr int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
 // Product of non-negative dims (a negative dim is a ShapeError too).
 inline int64_t checked_numel(std::span<const int64_t> dims, const std::string& what) {
   int64_t n = 1;

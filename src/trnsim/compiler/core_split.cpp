@@ -5,6 +5,7 @@
 #include "trnsim/compiler/lower_context.h"
 #include "trnsim/compiler/op_unit.h"
 #include "trnsim/compiler/shape_util.h"
+#include "trnsim/common/checked.h"
 
 namespace trnsim::compiler {
 
@@ -13,12 +14,12 @@ namespace trnsim::compiler {
 // overlapping byte extents but no common byte, and run concurrently.
 int64_t row_tiles(const Shape& s) {
   const int64_t cols = s.empty() ? 1 : std::max<int64_t>(1, s.back());
-  return (numel(s) / cols + 127) / 128;
+  return ceil_div(numel(s) / cols, 128);
 }
 
 int64_t column_parts(int64_t pieces, int64_t cols, int64_t min_cols, int64_t cores) {
   if (pieces >= cores || pieces < 1) return 1;
-  return std::max<int64_t>(1, std::min((cols + min_cols - 1) / min_cols, (cores + pieces - 1) / pieces));
+  return std::max<int64_t>(1, std::min(ceil_div(cols, min_cols), ceil_div(cores, pieces)));
 }
 
 // The element-wise units that may be split say so with the shared elementwise_units rule;

@@ -7,6 +7,7 @@
 #include "trnsim/compiler/lower_elementwise.h"
 #include "trnsim/compiler/op_unit.h"
 #include "trnsim/compiler/shape_util.h"
+#include "trnsim/common/checked.h"
 
 namespace trnsim::compiler {
 
@@ -73,7 +74,6 @@ int64_t elementwise_units(const Graph& g, const Node& n) {
   // Upper bound of the lowering's pieces (it may merge axes into longer rows).
   const int64_t cols = os.empty() ? 1 : std::max<int64_t>(1, os.back());
   // Ceiling divisions that cannot overflow (a dim of INT64_MAX did in `cols + k - 1`; fuzz).
-  const auto ceil_div = [](int64_t a, int64_t b) { return a / b + (a % b != 0); };
   const int64_t rows = ceil_div(numel(os) / cols, 128);
   return rows * ceil_div(cols, kMinElementwiseCols);
 }

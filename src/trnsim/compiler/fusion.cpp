@@ -51,85 +51,102 @@ bool fuse_layernorm(Graph& g, Node& m, const Node& ln, const std::string& y, con
 
 }  // namespace
 
-void fuse_epilogues(Graph& g) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    auto cons = g.consumers();
-    std::set<std::string> outputs(g.outputs.begin(), g.outputs.end());
-    // Position of each tensor's producer, so an operand is only fused if it exists before the
-    // MatMul runs.
-    std::map<std::string, size_t> producer;
+namespace {
+
+// The state of one fusion sweep: consumers and producers are computed once; a fused node is
+// marked dead rather than erased, so every index stays valid (a restart after each fusion,
+// recomputing both maps, was quadratic: an RNN unrolled over 4,096 steps compiled for minutes;
+// fuzz). Fusing into node i only changes what node i and its consumers see, never what an
+// earlier node sees (an operand must be produced before i), so one pass in order suffices.
+struct Sweep {
+  Graph& g;
+  std::map<std::string, std::vector<size_t>> cons = g.consumers();
+  std::set<std::string> outputs{g.outputs.begin(), g.outputs.end()};
+  std::map<std::string, size_t> producer;  // an operand is only fused if it exists before the MatMul runs
+  std::vector<bool> dead = std::vector<bool>(g.nodes.size(), false);
+
+  explicit Sweep(Graph& graph) : g(graph) {
     for (size_t i = 0; i < g.nodes.size(); ++i)
       for (const auto& o : g.nodes[i].outputs) producer[o] = i;
-    for (size_t i = 0; i < g.nodes.size() && !changed; ++i) {
-      Node& m = g.nodes[i];
-      if (m.op != OpKind::MatMul && m.op != OpKind::MatMulMx && (m.op != OpKind::ConvGemm || m.i("group", 1) > 1)) continue;
-      const std::string y = m.outputs[0];
-      auto it = cons.find(y);
-      if (it == cons.end() || it->second.size() != 1 || outputs.count(y)) continue;
-      Node& c = g.nodes[it->second[0]];
-      // A Reshape that keeps the shape is a decomposition's rename of its result (finish() in
-      // decompose_steps.h), no data movement: the producer writes the renamed tensor, so what
-      // follows (a BatchNormalization's Relu, a residual Add) can fuse as well.
-      if (c.op == OpKind::Reshape && g.tensor(c.outputs[0]).shape == g.tensor(y).shape &&
-          g.tensor(c.outputs[0]).type == g.tensor(y).type) {
-        m.outputs[0] = c.outputs[0];
-        g.tensors.erase(y);
-        g.nodes.erase(g.nodes.begin() + static_cast<long>(it->second[0]));
-        changed = true;
-        continue;
-      }
-      // A LayerNorm over the rows ends the epilogue: what follows it is another node's.
-      if (std::any_of(m.epilogue.begin(), m.epilogue.end(), [](const Epilogue& e) { return e.op == OpKind::LayerNormalization; }))
-        continue;
-      if (c.op == OpKind::LayerNormalization) {
-        if (fuse_layernorm(g, m, c, y, y)) {
-          std::string out = c.outputs[0];
-          g.tensors.erase(y);
-          m.outputs[0] = out;
-          g.nodes.erase(g.nodes.begin() + static_cast<long>(it->second[0]));
-          changed = true;
-        }
-        continue;
-      }
-      // Through a Reshape to rows (the decomposition's 2-D LayerNorm): the Reshape then
-      // yields the normalised rows and the LayerNorm node goes.
-      if (c.op == OpKind::Reshape && !outputs.count(c.outputs[0])) {
-        auto lc = cons.find(c.outputs[0]);
-        if (lc == cons.end() || lc->second.size() != 1) continue;
-        const Node& ln = g.nodes[lc->second[0]];
-        if (ln.op != OpKind::LayerNormalization || !fuse_layernorm(g, m, ln, y, c.outputs[0])) continue;
-        const std::string rows = c.outputs[0], out = ln.outputs[0];
-        c.outputs[0] = out;
-        g.tensors.erase(rows);
-        g.nodes.erase(g.nodes.begin() + static_cast<long>(lc->second[0]));
-        changed = true;
-        continue;
-      }
-      if (!epilogue_op(c.op) || g.tensor(c.outputs[0]).shape != g.tensor(y).shape) continue;
-      // GELU's form travels on the MatMul (apply_elementwise reads the node's `approximate`).
-      if (c.op == OpKind::Gelu) {
-        const std::string form = c.s("approximate", "none");
-        if (m.has("approximate") && m.s("approximate", "none") != form) continue;
-        m.attrs["approximate"] = form;
-      }
-      Epilogue e{c.op, "", false, c.name};
-      if (op_info(c.op).cls == OpClass::Binary) {
-        if (c.inputs[0] == c.inputs[1]) continue;
-        e.operand_first = c.inputs[1] == y;
-        e.operand = e.operand_first ? c.inputs[0] : c.inputs[1];
-        auto p = producer.find(e.operand);
-        if (p != producer.end() && p->second > i) continue;
-      }
-      m.epilogue.push_back(e);
-      std::string out = c.outputs[0];
-      g.tensors.erase(y);
-      m.outputs[0] = out;
-      g.nodes.erase(g.nodes.begin() + static_cast<long>(it->second[0]));
-      changed = true;
-    }
   }
+  // Node i now writes what node `gone` wrote (renamed from `y`); `gone` is dead.
+  void absorb(size_t i, size_t gone, const std::string& y, const std::string& out) {
+    g.tensors.erase(y);
+    g.nodes[i].outputs[0] = out;
+    producer[out] = i;
+    dead[gone] = true;
+  }
+  bool fuse_one(size_t i);
+};
+
+bool Sweep::fuse_one(size_t i) {
+  Node& m = g.nodes[i];
+  if (m.op != OpKind::MatMul && m.op != OpKind::MatMulMx && (m.op != OpKind::ConvGemm || m.i("group", 1) > 1)) return false;
+  const std::string y = m.outputs[0];
+  auto it = cons.find(y);
+  if (it == cons.end() || it->second.size() != 1 || outputs.count(y)) return false;
+  const size_t ci = it->second[0];
+  Node& c = g.nodes[ci];
+  // A Reshape that keeps the shape is a decomposition's rename of its result (finish() in
+  // decompose_steps.h), no data movement: the producer writes the renamed tensor, so what
+  // follows (a BatchNormalization's Relu, a residual Add) can fuse as well.
+  if (c.op == OpKind::Reshape && g.tensor(c.outputs[0]).shape == g.tensor(y).shape &&
+      g.tensor(c.outputs[0]).type == g.tensor(y).type) {
+    absorb(i, ci, y, c.outputs[0]);
+    return true;
+  }
+  // A LayerNorm over the rows ends the epilogue: what follows it is another node's.
+  if (std::any_of(m.epilogue.begin(), m.epilogue.end(), [](const Epilogue& e) { return e.op == OpKind::LayerNormalization; }))
+    return false;
+  if (c.op == OpKind::LayerNormalization) {
+    if (!fuse_layernorm(g, m, c, y, y)) return false;
+    absorb(i, ci, y, c.outputs[0]);
+    return true;
+  }
+  // Through a Reshape to rows (the decomposition's 2-D LayerNorm): the Reshape then
+  // yields the normalised rows and the LayerNorm node goes.
+  if (c.op == OpKind::Reshape && !outputs.count(c.outputs[0])) {
+    auto lc = cons.find(c.outputs[0]);
+    if (lc == cons.end() || lc->second.size() != 1) return false;
+    const size_t li = lc->second[0];
+    const Node& ln = g.nodes[li];
+    if (ln.op != OpKind::LayerNormalization || !fuse_layernorm(g, m, ln, y, c.outputs[0])) return false;
+    const std::string rows = c.outputs[0];
+    absorb(ci, li, rows, ln.outputs[0]);
+    return true;
+  }
+  if (!epilogue_op(c.op) || g.tensor(c.outputs[0]).shape != g.tensor(y).shape) return false;
+  // GELU's form travels on the MatMul (apply_elementwise reads the node's `approximate`).
+  if (c.op == OpKind::Gelu) {
+    const std::string form = c.s("approximate", "none");
+    if (m.has("approximate") && m.s("approximate", "none") != form) return false;
+    m.attrs["approximate"] = form;
+  }
+  Epilogue e{c.op, "", false, c.name};
+  if (op_info(c.op).cls == OpClass::Binary) {
+    if (c.inputs[0] == c.inputs[1]) return false;
+    e.operand_first = c.inputs[1] == y;
+    e.operand = e.operand_first ? c.inputs[0] : c.inputs[1];
+    auto p = producer.find(e.operand);
+    if (p != producer.end() && p->second > i) return false;
+  }
+  m.epilogue.push_back(e);
+  absorb(i, ci, y, c.outputs[0]);
+  return true;
+}
+
+}  // namespace
+
+void fuse_epilogues(Graph& g) {
+  Sweep s(g);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    while (!s.dead[i] && s.fuse_one(i)) {
+    }
+  std::vector<Node> kept;
+  kept.reserve(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!s.dead[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
 }
 
 void eliminate_dead_code(Graph& g) {
@@ -145,10 +162,11 @@ void eliminate_dead_code(Graph& g) {
   std::reverse(kept.begin(), kept.end());
   g.nodes = std::move(kept);
   for (const auto& in : g.inputs) live.insert(in);
+  // Produced names in one set (a scan of every node per tensor was quadratic; fuzz, an RNN
+  // unrolled over 4,096 steps).
+  for (const auto& n : g.nodes) live.insert(n.outputs.begin(), n.outputs.end());
   for (auto it = g.tensors.begin(); it != g.tensors.end();) {
-    bool produced = false;
-    for (const auto& n : g.nodes) produced |= std::find(n.outputs.begin(), n.outputs.end(), it->first) != n.outputs.end();
-    if (!live.count(it->first) && !produced) it = g.tensors.erase(it);
+    if (!live.count(it->first)) it = g.tensors.erase(it);
     else ++it;
   }
 }
@@ -161,7 +179,8 @@ void fold_constants(Graph& g, bool values) {
     for (const auto& i : n.inputs) all_const &= i.empty() || g.is_const(i);
     if (all_const && n.epilogue.empty() && host_eval_supported(n.op)) {
       int64_t out_elems = 0;
-      for (const auto& o : n.outputs) out_elems += o.empty() ? 0 : numel(g.tensor(o).shape);
+      for (const auto& o : n.outputs)  // saturated past the limit: a sum of huge outputs overflowed
+        if (!o.empty()) out_elems = std::min(out_elems + std::min(numel(g.tensor(o).shape), kValuesLimit + 1), kValuesLimit + 1);
       bool inputs_loaded = true;  // a node of shape-only constants gives shape-only outputs
       for (const auto& i : n.inputs) inputs_loaded &= i.empty() || g.tensor(i).data->loaded();
       if (inputs_loaded && (values || out_elems <= kValuesLimit)) {

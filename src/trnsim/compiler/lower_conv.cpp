@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "trnsim/common/checked.h"
 #include "trnsim/common/error.h"
 #include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/lower_elementwise.h"
@@ -23,8 +24,6 @@ constexpr int64_t kChunk = 512;         // one PSUM bank of fp32: a matmul's mov
 constexpr int64_t kMaxBandPixels = 8192;  // result band: 32 KiB of fp32 per partition
 // DMA queues by role: input bands, weights, epilogue operands, stores.
 constexpr int kQueueIn = 0, kQueuesIn = 6, kQueueW = 6, kQueuesW = 3, kQueueOperand = 9, kQueueStore = 10, kQueuesStore = 4;
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Input tiles one band needs at once: per group, its channel tiles (one tap each) or stacks.
 int64_t in_tiles(const ConvGeom& g) {
@@ -72,6 +71,25 @@ std::optional<ConvPlan> plan_conv(const ConvGeom& g, int64_t budget_bytes) {
   return p;
 }
 
+void check_conv_geometry(const ConvGeom& g, const std::string& node) {
+  const std::string what = fmt::format("node '{}': Conv over [{},{},{},{}] to [{},{}] with a {}x{} kernel and its pads, strides, dilations",
+                                       node, g.n, g.c, g.h, g.w, g.oh, g.ow, g.kh, g.kw);
+  auto mul = [&](std::initializer_list<int64_t> v) {
+    int64_t r = 1;
+    for (int64_t x : v) r = checked_mul(r, std::max<int64_t>(x, 1), what);
+    return r;
+  };
+  auto add = [&](std::initializer_list<int64_t> v) {
+    int64_t r = 0;
+    for (int64_t x : v) r = checked_add(r, std::max<int64_t>(x, 0), what);
+    return r;
+  };
+  const int64_t rows = add({mul({g.oh - 1, g.sh}), mul({g.kh - 1, g.dh}), 1, g.h, g.pt, g.pb});
+  const int64_t cols = add({mul({g.ow - 1, g.sw}), mul({g.kw - 1, g.dw}), 1, g.w, g.pl, g.pr});
+  const int64_t tiles = mul({g.group, std::max(g.kw, ceil_div(std::max<int64_t>(g.cg(), 1), 128))});
+  add({mul({16, tiles, g.n, g.c, rows, cols}), mul({32, g.n, g.oh, g.ow}), mul({8, g.group, g.taps(), g.cg(), g.mg()}), mul({8, g.m})});
+}
+
 ConvGeom conv_gemm_geom(const Graph& gr, const Node& n, int64_t elem_bytes) {
   const Shape& xs = gr.tensor(n.inputs[0]).shape;
   const Shape& os = gr.tensor(n.outputs[0]).shape;
@@ -87,6 +105,7 @@ ConvGeom conv_gemm_geom(const Graph& gr, const Node& n, int64_t elem_bytes) {
   if (n.epilogue.size() > first) g.epilogue_rings = 2;
   for (const auto& e : n.epilogue)
     if (!e.operand.empty()) g.epilogue_rings = 4;
+  check_conv_geometry(g, n.name);
   return g;
 }
 

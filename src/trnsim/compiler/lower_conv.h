@@ -53,6 +53,11 @@ inline bool stacks_rows(const ConvGeom& g) {
 // SBUF per partition the kernel may use: half, so the neighbouring node's tiles fit beside it.
 inline constexpr int64_t kConvBudgetBytes = 88 * 1024;
 
+// Throws a ShapeError naming `node` when the geometry's SBUF and HBM sizes (a band of the
+// whole image, the padded input, the weights at 8 B) overflow int64: declared dims and
+// attributes reach the planning before the HBM plan bounds them (fuzz). After it, plan_conv,
+// depthwise_band_rows and the lowerings compute in int64 safely.
+void check_conv_geometry(const ConvGeom& g, const std::string& node);
 // The largest bands that fit the budget, or none when even one output row does not (the
 // decomposition then takes the Im2col path).
 std::optional<ConvPlan> plan_conv(const ConvGeom& g, int64_t budget_bytes = kConvBudgetBytes);

@@ -79,6 +79,15 @@ void truncate(KernelBuilder& kb, const View& out, const View& in, const View& tm
   kb.tensor_tensor(out, in, tmp, AluOp::Sub);
 }
 
+// The same for a cast to an integer type: NaN and +-inf (where fmod gives NaN) become 0, as
+// the host folding's round_to does (ONNX leaves them undefined; an integer tensor holding NaN
+// made a uint8 Add give NaN where the folded constant gave 0; fuzz, differential).
+void truncate_to_integer(KernelBuilder& kb, const View& out, const View& in, const View& tmp) {
+  truncate(kb, out, in, tmp);
+  kb.tensor_tensor(tmp, out, out, AluOp::IsEqual);  // 0 where NaN
+  kb.select(out, tmp, out, tmp);
+}
+
 void round_finite(KernelBuilder& kb, OpKind op, const View& out, const View& x, const View& tmp, const View* t2);
 
 // Floor / Ceil / Round (halves to even) from fmod, exact for every finite float: t = x -
@@ -300,7 +309,7 @@ void lower_elementwise(LowerCtx& ctx) {
       const float span = sub_byte_int_bits(to) == 4 ? 16.0f : 4.0f;
       const float lo = to == ElemType::Int4 ? -8.0f : to == ElemType::Int2 ? -2.0f : 0.0f;
       elementwise_kernel(ctx, out, {ins[0]}, [&](const View& o, const std::vector<View>& t, const View& tmp) {
-        truncate(ctx.kb, o, t[0], tmp);
+        truncate_to_integer(ctx.kb, o, t[0], tmp);
         ctx.kb.tensor_scalar(o, o, AluOp::Sub, lo, AluOp::Mod, span);  // C fmod: the dividend's sign
         ctx.kb.tensor_scalar(tmp, o, AluOp::IsLt, 0.0f, AluOp::Mul, span);
         ctx.kb.tensor_tensor(o, o, tmp, AluOp::Add);
@@ -308,7 +317,7 @@ void lower_elementwise(LowerCtx& ctx) {
       });
     } else if (is_integral(to) && !integral) {
       elementwise_kernel(ctx, out, {ins[0]}, [&](const View& o, const std::vector<View>& t, const View& tmp) {
-        truncate(ctx.kb, o, t[0], tmp);
+        truncate_to_integer(ctx.kb, o, t[0], tmp);
       });
     } else {
       copy_kernel(ctx, out, ins[0]);

@@ -1,5 +1,6 @@
 #include "trnsim/compiler/sbuf_residency.h"
 
+#include "trnsim/common/checked.h"
 #include "trnsim/compiler/compile.h"
 
 #include <algorithm>
@@ -19,7 +20,7 @@ bool one_core(const Node& n) { return n.i("cores", 1) <= 1; }
 std::pair<int64_t, int64_t> rows_of(const Shape& s) {
   if (s.size() < 2) return {0, 0};
   int64_t nb = 1;
-  for (size_t i = 0; i + 2 < s.size(); ++i) nb *= s[i];
+  for (size_t i = 0; i + 2 < s.size(); ++i) nb = checked_mul(nb, s[i], "shape " + shape_str(s));
   return {nb, s[s.size() - 2]};
 }
 
@@ -37,9 +38,7 @@ bool reads_as_a(const Graph& g, const Node& c, const std::string& v, int64_t n, 
   const Shape& bs = g.tensor(c.inputs[1]).shape;
   if (as.size() < 2 || bs.size() < 2 || as.back() != n || as[as.size() - 2] < 2 || rows_of(as) != rows) return false;
   // A not broadcast over B's batch axes: its rows are the matmul's rows.
-  int64_t na = 1, nbb = 1;
-  for (size_t i = 0; i + 2 < as.size(); ++i) na *= as[i];
-  for (size_t i = 0; i + 2 < bs.size(); ++i) nbb *= bs[i];
+  const int64_t na = rows_of(as).first, nbb = rows_of(bs).first;
   return nbb == 1 || (as.size() == bs.size() && na == nbb);
 }
 
@@ -94,7 +93,10 @@ void plan_sbuf_residency(Graph& g, const hw::ChipSpec& chip, DTypePolicy policy,
     c.producer = c.last = i;
     c.bf16 = t.type == ElemType::BFloat16;
     const auto [nb, m] = rows_of(t.shape);
-    c.bytes = (nb * ((m + 127) / 128) * t.shape.back() * (c.bf16 ? 2 : 4) + kAlign - 1) / kAlign * kAlign;
+    // Checked: declared dims reach here before the HBM plan bounds them (fuzz).
+    const std::string what = "tensor '" + c.name + "' resident in SBUF";
+    const int64_t elems = checked_mul(checked_mul(nb, ceil_div(m, 128), what), t.shape.back(), what);
+    c.bytes = ceil_div(checked_mul(elems, c.bf16 ? 2 : 4, what), kAlign) * kAlign;
     c.store = outputs.count(c.name) > 0;
     by_name[c.name] = cands.size();
     cands.push_back(std::move(c));

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include <algorithm>
 #include <deque>
 #include <iterator>
 
@@ -95,7 +96,9 @@ void infer_shapes(Graph& g) {
     bool all_const = true;
     for (const auto& i : n.inputs) all_const &= i.empty() || g.is_const(i);
     int64_t out_elems = 0;
-    for (const auto& o : n.outputs) out_elems += o.empty() ? 0 : numel(g.tensor(o).shape);
+    // Saturated past the fold limit: three outputs of INT64_MAX elements overflowed the sum (fuzz).
+    for (const auto& o : n.outputs)
+      if (!o.empty()) out_elems = std::min(out_elems + std::min(numel(g.tensor(o).shape), kFoldLimit + 1), kFoldLimit + 1);
     if ((all_const || op_rules(n.op).eval_from_shapes) && out_elems <= kFoldLimit && host_eval_supported(n.op)) {
       host_eval(g, n);
       continue;

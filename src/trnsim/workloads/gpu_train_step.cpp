@@ -78,7 +78,7 @@ struct GpuFabric {
   }
 };
 
-void check_gpu_config(const TrainConfig& c, const hw::GpuSystemSpec& s) {
+void check_gpu_config(const ModelDesc& m, const TrainConfig& c, const hw::GpuSystemSpec& s) {
   auto refuse = [&](const char* option, const std::string& why) {
     throw UnsupportedError(fmt::format("train {}: {} is a GPU system; {}", option, s.name, why));
   };
@@ -88,6 +88,11 @@ void check_gpu_config(const TrainConfig& c, const hw::GpuSystemSpec& s) {
   if (c.tp > s.nvlink_domain || s.gpus % c.tp != 0)
     throw ConfigError(fmt::format("train: --tp {} must divide the {} GPUs of {} and fit its NVLink domain of {}", c.tp,
                                   s.gpus, s.name, s.nvlink_domain));
+  // Megatron-LM shards heads evenly in training (TransformerConfig: num_attention_heads and
+  // num_query_groups must each be a multiple of tp); unlike vLLM it never replicates KV heads.
+  if (m.heads % c.tp != 0 || m.kv_heads % c.tp != 0)
+    throw ConfigError(fmt::format("train: GPU baseline: {} has {} attention heads and {} KV heads; tp {} must divide both "
+                                  "(Megatron-LM shards heads and KV heads evenly)", m.name, m.heads, m.kv_heads, c.tp));
 }
 
 // Forward costs of one micro-batch on one tensor-parallel group from the GPU roofline, with
@@ -113,7 +118,7 @@ LayerCosts gpu_layer_costs(const ModelDesc& m, TrainConfig c, const hw::GpuSyste
 
 TrainStep gpu_train_step(const ModelDesc& model, const TrainConfig& c, const hw::GpuSystemSpec& system,
                          const TrainConditions& cond) {
-  check_gpu_config(c, system);
+  check_gpu_config(model, c, system);
   TrainStep out;
   out.layout = make_layout(c, 1, system.gpus, system.name, "GPUs");
   const TrainLayout& l = out.layout;

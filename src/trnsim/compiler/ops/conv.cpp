@@ -131,6 +131,7 @@ bool conv_gemm(GraphEditor& e, const Node& n) {
                 .kh = k[0], .kw = k[1], .sh = st[0], .sw = st[1], .dh = dil[0], .dw = dil[1],
                 .pt = pb[0], .pl = pb[1], .pb = pe[0], .pr = pe[1], .oh = one_d ? 1 : os[2], .ow = os.back(),
                 .elem_bytes = 4, .epilogue_rings = 4};
+  check_conv_geometry(geom, n.name);
   // Few channels (an RGB stem): stack a kernel row's taps on the partitions, from an input
   // padded in HBM (each tap one shifted copy; the kernel rows are row offsets of the same copy).
   const bool dw = depthwise(geom);

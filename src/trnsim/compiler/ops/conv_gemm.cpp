@@ -8,6 +8,7 @@
 // fused epilogue (the fusion pass leaves it alone).
 #include "trnsim/compiler/lower_conv.h"
 #include "trnsim/compiler/op_unit.h"
+#include "trnsim/common/checked.h"
 
 namespace trnsim::compiler {
 namespace {
@@ -55,7 +56,7 @@ int64_t bands(const Graph& g, const Node& n) {
   const ConvGeom geom = conv_gemm_geom(g, n, 2);
   if (depthwise(geom)) {
     const int64_t r = std::max<int64_t>(1, depthwise_band_rows(geom));
-    return ((geom.n * geom.c + 127) / 128) * ((geom.oh + r - 1) / r);
+    return ceil_div(geom.n * geom.c, 128) * ceil_div(geom.oh, r);
   }
   const auto p = plan_conv(geom);
   if (!p) return 1;

@@ -3,6 +3,7 @@
 // first by Transposes; a few constant indices become Slices.
 #include "trnsim/compiler/lower_matmul.h"
 #include "trnsim/compiler/op_unit.h"
+#include "trnsim/common/checked.h"
 
 namespace trnsim::compiler {
 namespace {
@@ -49,7 +50,7 @@ bool decompose(GraphEditor& e, const Node& n) {
 
 int64_t work_units(const Graph& g, const Node& n) {  // an indirect DMA per 128 indices
   if (n.i("axis", 0) != 0 || g.is_const(n.inputs[1])) return 1;
-  return (numel(g.tensor(n.inputs[1]).shape) + 127) / 128;
+  return ceil_div(numel(g.tensor(n.inputs[1]).shape), 128);
 }
 
 }  // namespace

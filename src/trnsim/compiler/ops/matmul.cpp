@@ -8,6 +8,7 @@
 #include "trnsim/compiler/lower_sparse_matmul.h"
 #include "trnsim/compiler/op_unit.h"
 #include "trnsim/compiler/tp_rules.h"
+#include "trnsim/common/checked.h"
 
 namespace trnsim::compiler {
 namespace {
@@ -31,8 +32,8 @@ int64_t work_units(const Graph& g, const Node& n) {
   if (as.size() < 2 || bs.size() < 2) return 1;
   const Shape& os = g.tensor(n.outputs[0]).shape;
   const int64_t m = os[os.size() - 2], cols = os.back();
-  const int64_t rows = numel(os) / std::max<int64_t>(1, m * cols) * ((m + 127) / 128);
-  return rows * ((cols + kMinColsPerCore - 1) / kMinColsPerCore);
+  const int64_t rows = numel(os) / std::max<int64_t>(1, m * cols) * ceil_div(m, 128);
+  return rows * ceil_div(cols, kMinColsPerCore);
 }
 
 // A weight pruned 4:16 by the sparsify pass runs weight-stationary on the sparse path.

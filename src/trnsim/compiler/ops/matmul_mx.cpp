@@ -7,6 +7,7 @@
 #include "trnsim/compiler/lower_mx_matmul.h"
 #include "trnsim/compiler/op_unit.h"
 #include "trnsim/compiler/shape_util.h"
+#include "trnsim/common/checked.h"
 
 namespace trnsim::compiler {
 namespace {
@@ -26,7 +27,7 @@ void infer(Graph& g, const Node& n) {
 int64_t work_units(const Graph& g, const Node& n) {
   const Shape& os = g.tensor(n.outputs[0]).shape;
   const int64_t cols = os.back(), rows = numel(os) / std::max<int64_t>(1, cols);
-  return (rows + 127) / 128 * ((cols + kMinColsPerCore - 1) / kMinColsPerCore);
+  return ceil_div(rows, 128) * ceil_div(cols, kMinColsPerCore);
 }
 
 }  // namespace

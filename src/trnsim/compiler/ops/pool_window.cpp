@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "trnsim/common/checked.h"
 #include "trnsim/compiler/core_split.h"
 #include "trnsim/compiler/lower_context.h"
 #include "trnsim/compiler/op_unit.h"
@@ -32,7 +33,16 @@ struct PoolGeom {
 PoolGeom geom(const Graph& g, const Node& n) {
   const Shape& x = g.tensor(n.inputs[0]).shape;
   const auto k = n.ints("kernel_shape"), s = n.ints("strides"), d = n.ints("dilations"), p = n.ints("pads"), o = n.ints("out_spatial");
-  return {x[0] * x[1], x[2], x[3], k[0], k[1], s[0], s[1], d[0], d[1], p[0], p[1], p[2], p[3], o[0], o[1]};
+  const PoolGeom pg{x[0] * x[1], x[2], x[3], k[0], k[1], s[0], s[1], d[0], d[1], p[0], p[1], p[2], p[3], o[0], o[1]};
+  // The band's sizes in checked arithmetic: declared dims reach the core-split estimate before
+  // the HBM plan bounds them (a row of 2^62 overflowed `in_rows * wp`; fuzz).
+  const std::string what = fmt::format("node '{}': pooling over {}", n.name, shape_str(x));
+  const int64_t rows = checked_add(checked_mul(std::max<int64_t>(pg.oh - 1, 0), pg.sh, what), checked_mul(pg.kh - 1, pg.dh, what), what);
+  const int64_t wp = checked_add(checked_add(pg.w, pg.pl, what), pg.pr, what);
+  const int64_t planes = std::max<int64_t>(1, checked_mul(x[0], x[1], what));  // 0 planes still plan a band
+  checked_add(checked_mul(checked_mul(checked_mul(planes, checked_add(rows, 1, what), what), wp, what), 8, what),
+              checked_mul(checked_mul(pg.oh, pg.ow, what), 8, what), what);
+  return pg;
 }
 
 // Output rows per band: the most whose double-buffered input band and result fit the budget.
@@ -73,7 +83,7 @@ void eval(Graph& gr, const Node& n, std::vector<double>& out) {
 
 int64_t units(const Graph& g, const Node& n) {
   const PoolGeom p = geom(g, n);
-  return ((p.planes + 127) / 128) * ((p.oh + band_rows(p) - 1) / band_rows(p));
+  return ceil_div(p.planes, 128) * ceil_div(p.oh, band_rows(p));
 }
 
 void lower(LowerCtx& ctx) {
