@@ -23,6 +23,18 @@ struct Measured {
   double p50 = 0, p99 = 0, mean = 0, per_s = 0;
 };
 
+// Nearest-rank p50/p99 and the mean of the latencies, with the measured throughput.
+Measured measured(std::vector<double> lat, double per_s) {
+  std::sort(lat.begin(), lat.end());
+  auto rank = [&](double q) { return lat[static_cast<size_t>(std::ceil(q * static_cast<double>(lat.size()))) - 1]; };
+  Measured m;
+  m.p50 = rank(0.50);
+  m.p99 = rank(0.99);
+  for (double x : lat) m.mean += x / static_cast<double>(lat.size());
+  m.per_s = per_s;
+  return m;
+}
+
 Measured simulate(int n, int c, double t, int64_t batch) {
   std::vector<std::deque<double>> queue(static_cast<size_t>(c));  // submit times per copy
   for (int i = 0; i < n; ++i) queue[static_cast<size_t>(i % c)].push_back(0.0);
@@ -40,14 +52,7 @@ Measured simulate(int n, int c, double t, int64_t batch) {
       q.push_back(finish);  // the closed loop: a new request at once
       if (finish > warm && finish <= end) { lat.push_back(finish - submit); ++done; }
     }
-  std::sort(lat.begin(), lat.end());
-  auto rank = [&](double q) { return lat[static_cast<size_t>(std::ceil(q * static_cast<double>(lat.size()))) - 1]; };
-  Measured m;
-  m.p50 = rank(0.50);
-  m.p99 = rank(0.99);
-  for (double x : lat) m.mean += x / static_cast<double>(lat.size());
-  m.per_s = static_cast<double>(done) * static_cast<double>(batch) / (end - warm);
-  return m;
+  return measured(lat, static_cast<double>(done) * static_cast<double>(batch) / (end - warm));
 }
 
 TEST(InFlightLoad, ClosedFormMatchesAnEventSimulation) {
@@ -111,14 +116,7 @@ Measured simulate_host(int n, int c, double t, double h_in, double h_out) {
         core_q[j].pop_front();
       }
   }
-  std::sort(lat.begin(), lat.end());
-  auto rank = [&](double q) { return lat[static_cast<size_t>(std::ceil(q * static_cast<double>(lat.size()))) - 1]; };
-  Measured m;
-  m.p50 = rank(0.50);
-  m.p99 = rank(0.99);
-  for (double x : lat) m.mean += x / static_cast<double>(lat.size());
-  m.per_s = static_cast<double>(done) / (end - warm);
-  return m;
+  return measured(lat, static_cast<double>(done) / (end - warm));
 }
 
 TEST(InFlightLoad, HostTransfersMatchAnEventSimulation) {
