@@ -545,3 +545,29 @@ def test_float_to_integer_cast_of_non_finite_values_matches_the_host_folding():
             want = ort.InferenceSession(model(False), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
             finite = np.isfinite(x)
             assert np.array_equal(device[finite], want[finite]), (to, device, want)
+
+
+@pytest.mark.parametrize("op", ["ReduceSum", "ArgMax"])
+def test_round7_keepdims_other_than_0_or_1_is_refused_and_0_1_match_onnxruntime(op):
+    """keepdims = 2^32 kept the axes where onnxruntime gives a scalar (fuzz round 7,
+    fuzz/regressions/onnx/reducesum-keepdims-2pow32.onnx): now refused; 0 and 1 still agree."""
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    def model(keep: int) -> bytes:
+        attrs = {"keepdims": keep} if op == "ReduceSum" else {"keepdims": keep, "axis": 1}
+        g = helper.make_graph([helper.make_node(op, ["x"], ["y"], **attrs)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT if op == "ReduceSum" else TensorProto.INT64, None)])
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8).SerializeToString()
+
+    x = np.array([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]], dtype=np.float32)
+    for keep in (0, 1):
+        exp = ort.InferenceSession(model(keep), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+        got = np.asarray(trnsim.compile_onnx(model(keep), dtype="fp32").run({"x": x})["y"])
+        assert got.shape == exp.shape, (keep, got.shape, exp.shape)
+        np.testing.assert_allclose(got, exp, rtol=1e-6)
+    for keep in (2, -1, 1 << 32):
+        with pytest.raises(trnsim.TrnsimError, match=f"keepdims = {keep}, expected 0 or 1"):
+            trnsim.compile_onnx(model(keep), dtype="fp32")

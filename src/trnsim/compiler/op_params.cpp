@@ -53,7 +53,13 @@ double const_scalar(const Graph& g, const Node& n, size_t input, double def) {
   return d[0];
 }
 
-bool keepdims(const Node& n) { return n.i("keepdims", 1) != 0; }
+// ONNX defines keepdims 0 and 1 only; onnxruntime keeps for 1 alone, so another value was a
+// silent shape disagreement (fuzz round 7): refused, naming the node
+bool keepdims(const Node& n) {
+  const int64_t k = n.i("keepdims", 1);
+  if (k != 0 && k != 1) throw ShapeError(fmt::format("node '{}': keepdims = {}, expected 0 or 1", n.name, k));
+  return k == 1;
+}
 
 std::vector<int64_t> reduce_axes(const Graph& g, const Node& n, int64_t rank) {
   std::vector<int64_t> axes;

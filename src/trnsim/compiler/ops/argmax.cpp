@@ -3,6 +3,7 @@
 // reduced by Min (or Max). Exact; indices as int64.
 #include <cmath>
 
+#include "trnsim/compiler/op_params.h"
 #include "trnsim/compiler/op_unit.h"
 
 namespace trnsim::compiler {
@@ -18,7 +19,7 @@ void infer(Graph& g, const Node& n) {
   Shape s = input(g, n, 0).shape;
   const int64_t a = axis_of(g, n);
   if (s[static_cast<size_t>(a)] == 0) unsupported(n, "an empty axis");
-  if (n.i("keepdims", 1)) s[static_cast<size_t>(a)] = 1;
+  if (keepdims(n)) s[static_cast<size_t>(a)] = 1;
   else s.erase(s.begin() + a);
   set_output(g, n, 0, s, ElemType::Int64);
 }
