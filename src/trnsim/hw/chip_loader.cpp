@@ -191,7 +191,6 @@ ChipSpec parse_chip(const std::string& yaml, const std::string& source) {
     m.fail_key("sparse_tflops", "no entries when core.tensor.sparse_4_16 is false");
   c.power = m.optional_quantity<Watts>("power");
   c.host_link = m.optional_quantity<GBps>("host_link");
-  if (c.host_link && !(c.host_link->value() > 0)) m.fail_key("host_link", "a positive bandwidth (or null when not modelled)");
   if (m.has("energy"))
     c.energy = read_energy(m.map("energy", {"full_power", "static_power", "tensor_per_mac", "vector_per_element",
                                             "scalar_per_element", "gpsimd_per_element", "sbuf_per_byte",

@@ -94,6 +94,18 @@ TEST(SpecLoader, NegativeBandwidth) {
   expect_one_line(e);
 }
 
+TEST(SpecLoader, HostLinkIsAPositiveBandwidthOrNull) {
+  std::filesystem::path file;
+  std::string e = chip_error("host_link: 63 GB/s", "host_link: 0 GB/s", &file);
+  int line = line_of(std::string(preset_yaml("trn2")), "host_link: 63 GB/s");
+  EXPECT_EQ(e.rfind(file.string() + ":" + std::to_string(line) + ": host_link: expected a positive bandwidth", 0), 0u) << e;
+  expect_one_line(e);
+  EXPECT_NE(chip_error("host_link: 63 GB/s", "host_link: fast").find("got 'fast'"), std::string::npos);
+  auto path = write(temp_dir() / "chip.yaml", preset_with("trn2", "host_link: 63 GB/s", "host_link: null"));
+  EXPECT_FALSE(load_chip(path.string()).host_link.has_value());  // not modelled: host transfers of 0 s
+  EXPECT_NEAR(load_chip("trn2").host_link->value(), 63.0, 1e-12);
+}
+
 TEST(SpecLoader, UnknownKey) {
   std::filesystem::path file;
   std::string e = chip_error("    clock: 2.4 GHz", "    clok: 2.4 GHz", &file);
