@@ -21,6 +21,7 @@
 #include "trnsim/compiler/onnx_import.h"
 #include "trnsim/hw/logical_cores.h"
 #include "trnsim/hw/spec_loader.h"
+#include "trnsim/runtime/in_flight_load.h"
 #include "trnsim/runtime/loaded_model.h"
 #include "trnsim/runtime/report_json.h"
 #include "trnsim/runtime/run_power_cap.h"
@@ -147,6 +148,8 @@ void bind(nb::module_& root) {
       .def("save", [](const Compiled& c, const std::string& path) { compiler::save_compiled(c.model, c.chip, path); }, nb::arg("path"),
            "Writes the program to a file (trnsim.load_compiled and `trnsim run FILE` read it)")
       .def("report_json", [](const Compiled& c) { return c.last_report; })
+      .def("host_io_s", [](const Compiled& c) { return runtime::host_io_seconds(c.chip, c.model); },
+           "Seconds one request's inputs in and outputs out take over the chip's host link (0 without one)")
       .def("run", &run, nb::arg("inputs"), nb::arg("timing") = false, nb::arg("clock_scale") = 1.0,
            nb::arg("power_cap") = 0.0, nb::arg("power_cap_scope") = "chip", nb::arg("system") = "",
            "Runs one forward pass; returns {name: (shape, flat float32 array)} (empty in timing mode)");

@@ -18,15 +18,12 @@ void bind(nb::module_& parent) {
   nb::module_ m = parent.def_submodule("load", "A model under a closed-loop load of requests kept in flight");
   m.def(
       "in_flight",
-      [](const std::string& chip, int cores, int lnc, double exec_s, int64_t batch, int in_flight, double input_bytes,
-         double output_bytes, int transfers) {
-        const trnsim::hw::ChipSpec spec = trnsim::hw::load_chip(chip);
-        const int slots = trnsim::runtime::copy_slots(spec, cores, lnc);
-        const double host_s = trnsim::runtime::host_io_seconds(spec, input_bytes, output_bytes, transfers);
+      [](const std::string& chip, int cores, int lnc, double exec_s, int64_t batch, int in_flight, double host_s) {
+        const int slots = trnsim::runtime::copy_slots(trnsim::hw::load_chip(chip), cores, lnc);
         return trnsim::json_text(trnsim::runtime::load_json(trnsim::runtime::in_flight_load(exec_s, batch, in_flight, slots, host_s)));
       },
       nb::arg("chip"), nb::arg("cores"), nb::arg("lnc"), nb::arg("exec_s"), nb::arg("batch"), nb::arg("in_flight"),
-      nb::arg("input_bytes") = 0.0, nb::arg("output_bytes") = 0.0, nb::arg("transfers") = 0,
+      nb::arg("host_io_s") = 0.0,
       "JSON of the load: p50/p99/mean latency and inferences per second with in_flight requests over the copies that fit");
 }
 

@@ -15,7 +15,6 @@ trnsim.ShapeError, trnsim.TrnsimError.
 from __future__ import annotations
 
 import json
-import math
 import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
@@ -134,15 +133,12 @@ class CompiledModel:
         if self._src is None:
             raise _core.UnsupportedError("unsupported: under_load of a loaded program (its cores per copy are not recorded)")
         c = self._last or self._c
-        batch, io = 1, {"input_bytes": 0.0, "output_bytes": 0.0, "transfers": 0}
+        batch, host_s = 1, 0.0
         if c is not None and c.input_names:
             shape = c.shapes[c.input_names[0]]
             batch = shape[0] if shape and shape[0] > 0 else 1
-            # the inputs in and outputs out over the host link, 4 bytes an element as in HBM (as `run`)
-            io = {"input_bytes": sum(4.0 * math.prod(c.shapes[n]) for n in c.input_names),
-                  "output_bytes": sum(4.0 * math.prod(c.shapes[n]) for n in c.output_names),
-                  "transfers": len(c.input_names) + len(c.output_names)}
-        return json.loads(_core.load.in_flight(self.chip, self.cores, self.lnc, rep["time_s"], batch, int(in_flight), **io))
+            host_s = c.host_io_s()  # the inputs in and outputs out over the host link, as `run` counts them
+        return json.loads(_core.load.in_flight(self.chip, self.cores, self.lnc, rep["time_s"], batch, int(in_flight), host_s))
 
     def save(self, path: Union[str, "os.PathLike[str]"]) -> None:
         """Writes the program of the last run (the first compile before any run) to ``path``;

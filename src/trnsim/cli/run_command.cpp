@@ -35,17 +35,6 @@
 namespace trnsim::cli {
 namespace {
 
-// A request's inputs in and outputs out over the host link, at the 4 bytes per element the
-// runtime holds them in HBM (compiler/memory_plan.cpp), one transfer per tensor.
-double host_io_s(const compiler::CompiledModel& cm, const hw::ChipSpec& chip) {
-  auto bytes = [&](const std::vector<std::string>& names) {
-    double b = 0;
-    for (const auto& n : names) b += 4.0 * static_cast<double>(compiler::numel(cm.shapes.at(n)));
-    return b;
-  };
-  return runtime::host_io_seconds(chip, bytes(cm.inputs), bytes(cm.outputs), static_cast<int>(cm.inputs.size() + cm.outputs.size()));
-}
-
 struct RunArgs {
   std::string model, chip = "trn2", dtype = "fp32", inputs, trace, sparsity;
   int64_t batch = 1;
@@ -174,7 +163,7 @@ int run_model(const RunArgs& a) {
   }
   // --in-flight: the run's time is one request's execution; copies of --cores cores each fill the chip.
   std::optional<runtime::InFlightLoad> load;
-  if (loaded) load = runtime::in_flight_load(out.report.time_s, batch, a.in_flight, runtime::copy_slots(chip, a.cores, a.lnc), host_io_s(cm, chip));
+  if (loaded) load = runtime::in_flight_load(out.report.time_s, batch, a.in_flight, runtime::copy_slots(chip, a.cores, a.lnc), runtime::host_io_seconds(chip, cm));
   if (a.json) {
     auto j = runtime::report_json(out.report, batch);
     if (load) j["load"] = runtime::load_json(*load);

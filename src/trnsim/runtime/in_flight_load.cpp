@@ -41,6 +41,15 @@ double host_io_seconds(const hw::ChipSpec& chip, double input_bytes, double outp
   return (input_bytes + output_bytes) / bytes_per_s + transfers * chip.core.dma.fixed_overhead.value() * 1e-9;
 }
 
+double host_io_seconds(const hw::ChipSpec& chip, const compiler::CompiledModel& model) {
+  auto bytes = [&](const std::vector<std::string>& names) {
+    double b = 0;
+    for (const auto& n : names) b += 4.0 * static_cast<double>(compiler::numel(model.shapes.at(n)));
+    return b;
+  };
+  return host_io_seconds(chip, bytes(model.inputs), bytes(model.outputs), static_cast<int>(model.inputs.size() + model.outputs.size()));
+}
+
 int copy_slots(const hw::ChipSpec& chip, int cores_per_copy, int lnc) {
   const int logical = hw::logical_cores(chip, lnc);
   if (cores_per_copy < 0 || cores_per_copy > logical)

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "trnsim/compiler/compiled_model.h"
 #include "trnsim/hw/chip_spec.h"
 
 namespace trnsim::runtime {
@@ -41,6 +42,11 @@ InFlightLoad in_flight_load(double exec_s, int64_t batch, int in_flight, int cop
 // one DMA transfer per tensor (`transfers`), each paying the chip's DMA fixed cost; 0 when the
 // chip file has no host_link.
 double host_io_seconds(const hw::ChipSpec& chip, double input_bytes, double output_bytes, int transfers);
+
+// One request of `model`: its inputs in and outputs out at the 4 bytes per element the runtime
+// holds them in HBM (compiler/memory_plan.cpp), one transfer per tensor. The one place `run
+// --in-flight` and CompiledModel.under_load count a request's host bytes.
+double host_io_seconds(const hw::ChipSpec& chip, const compiler::CompiledModel& model);
 
 // Model copies that fit on one chip when each takes `cores_per_copy` logical cores (0: all of
 // them, so one copy) at that LNC (0: the chip's default).
