@@ -10,9 +10,11 @@ bool loaded_const(const Graph& g, const std::string& n, size_t count) {
   return !n.empty() && g.is_const(n) && g.tensor(n).data->loaded() && g.tensor(n).data->size() == count;
 }
 
-// Folds node bn into the Conv producing its input; false (graph untouched) when the pattern
-// does not hold.
-bool fold(Graph& g, size_t bi, const std::map<std::string, std::vector<size_t>>& cons, const std::set<std::string>& outputs) {
+// Folds node bn into the Conv producing its input (conv_of: tensor -> the Conv node writing it,
+// updated here as the Conv takes over bn's output); false (graph untouched) when the pattern
+// does not hold. bn itself is left for the caller to erase, so node indices stay valid.
+bool fold(Graph& g, size_t bi, const std::map<std::string, std::vector<size_t>>& cons, const std::set<std::string>& outputs,
+          std::map<std::string, size_t>& conv_of) {
   const Node& bn = g.nodes[bi];
   if (bn.op != OpKind::BatchNormalization || bn.i("training_mode", 0) != 0 || bn.inputs.size() < 5) return false;
   for (size_t o = 1; o < bn.outputs.size(); ++o)
@@ -20,11 +22,9 @@ bool fold(Graph& g, size_t bi, const std::map<std::string, std::vector<size_t>>&
   const std::string& x = bn.inputs[0];
   auto use = cons.find(x);
   if (use == cons.end() || use->second.size() != 1 || outputs.count(x)) return false;
-  size_t ci = g.nodes.size();
-  for (size_t i = 0; i < bi; ++i)
-    if (g.nodes[i].op == OpKind::Conv && g.nodes[i].outputs[0] == x) ci = i;
-  if (ci == g.nodes.size()) return false;
-  Node& conv = g.nodes[ci];
+  auto producer = conv_of.find(x);
+  if (producer == conv_of.end() || producer->second >= bi) return false;
+  Node& conv = g.nodes[producer->second];
   const std::string wn = conv.inputs[1];
   const std::string bname = conv.inputs.size() > 2 ? conv.inputs[2] : "";
   if (!g.is_const(wn) || g.tensor(wn).shape.empty()) return false;
@@ -60,20 +60,31 @@ bool fold(Graph& g, size_t bi, const std::map<std::string, std::vector<size_t>>&
   g.tensors[b2.name] = std::move(b2);
   g.tensors.erase(x);
   conv.outputs[0] = bn.outputs[0];
-  g.nodes.erase(g.nodes.begin() + static_cast<long>(bi));
+  conv_of[bn.outputs[0]] = producer->second;
+  conv_of.erase(producer);
   return true;
 }
 
 }  // namespace
 
+// One pass in topological order (a BatchNormalization after a folded one finds the Conv that
+// now writes its input), then one erase: linear in the nodes. Restarting the scan after each
+// fold, with the consumer map rebuilt, was quadratic (2,000 Conv + BN pairs: 7.2 s).
 void fold_batchnorm(Graph& g) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    const auto cons = g.consumers();
-    const std::set<std::string> outputs(g.outputs.begin(), g.outputs.end());
-    for (size_t i = 0; i < g.nodes.size() && !changed; ++i) changed = fold(g, i, cons, outputs);
+  const auto cons = g.consumers();
+  const std::set<std::string> outputs(g.outputs.begin(), g.outputs.end());
+  std::map<std::string, size_t> conv_of;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].op == OpKind::Conv && !g.nodes[i].outputs.empty()) conv_of[g.nodes[i].outputs[0]] = i;
+  std::vector<bool> folded(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) folded[i] = fold(g, i, cons, outputs, conv_of);
+  size_t k = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (folded[i]) continue;
+    if (k != i) g.nodes[k] = std::move(g.nodes[i]);  // not onto itself: a self-moved vector empties
+    ++k;
   }
+  g.nodes.resize(k);
 }
 
 }  // namespace trnsim::compiler
