@@ -515,6 +515,26 @@ def test_rnn_unrolled_over_4096_steps_compiles_in_linear_time(tmp_path):
     assert cpu < 30, cpu
 
 
+@pytest.mark.parametrize("steps,ok", [(4096, True), (4097, False)])
+def test_rnn_step_bound_is_the_rnns_own_one_line_error(tmp_path, steps, ok):
+    # The unrolled steps are joined by one Concat, bounded at 4,096 inputs: past it the refusal
+    # named the internal Concat ("node 'RNN_0.concat' (Concat) has 4097 inputs") while the RNN's
+    # own bound said 65,536. Now the RNN refuses in its own words at the Concat's bound.
+    from onnx import TensorProto, helper, numpy_helper
+    import numpy as np
+    inits = [numpy_helper.from_array(np.full((1, 1, 1), 0.5, np.float32), n) for n in ("W", "R")]
+    node = helper.make_node("RNN", ["X", "W", "R"], ["Y"], name="rnn", hidden_size=1)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [steps, 1, 1])],
+                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], initializer=inits)
+    path = tmp_path / "rnn.onnx"
+    path.write_bytes(helper.make_model(g, opset_imports=[helper.make_opsetid("", 14)]).SerializeToString())
+    p = cli("run", str(path), "--timing-only", timeout=300)
+    if ok:
+        assert p.returncode == 0, p.stderr
+    else:
+        one_line_error(p, "node 'rnn': RNN over 4097 steps", "at most 4096 steps")
+
+
 def test_float_to_integer_cast_of_non_finite_values_matches_the_host_folding():
     # Round 6 (differential run of the onnx_run_structured corpus): on the device, a cast of
     # -inf or NaN to an integer type truncated through fmod and left NaN in the integer tensor

@@ -5,6 +5,7 @@
 #include "trnsim/compiler/lower_elementwise.h"
 #include "trnsim/compiler/op_unit.h"
 #include "trnsim/compiler/tp_rules.h"
+#include "trnsim/compiler/unroll_limit.h"
 
 namespace trnsim::compiler {
 namespace {
@@ -69,7 +70,7 @@ int64_t tp_axis(TpCtx& c) {
 }  // namespace
 
 void register_concat(OpRegistry& r) {
-  r.push_back({.kind = OpKind::Concat, .name = "Concat", .cls = OpClass::Movement, .min_inputs = 1, .max_inputs = 4096, .attributes = {"axis"},
+  r.push_back({.kind = OpKind::Concat, .name = "Concat", .cls = OpClass::Movement, .min_inputs = 1, .max_inputs = kMaxUnrolledTaps, .attributes = {"axis"},
                .rules = {.infer = infer, .eval = eval, .decompose = drop_empty_inputs, .lower = lower_movement, .tp_axis = tp_axis}});
 }
 

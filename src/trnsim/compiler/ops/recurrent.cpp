@@ -12,6 +12,7 @@
 #include "trnsim/common/checked.h"
 #include "trnsim/compiler/filled.h"
 #include "trnsim/compiler/op_unit.h"
+#include "trnsim/compiler/unroll_limit.h"
 
 namespace trnsim::compiler {
 namespace {
@@ -61,7 +62,9 @@ Dims dims(const Graph& g, const Node& n) {
     throw ShapeError(fmt::format("node '{}': sequence_lens {} (want [{}])", n.name, shape_str(input(g, n, 4).shape), d.batch));
   // Unrolled at compile time, a few nodes per step: the step count is bounded before the
   // unrolling spends memory on it (2^31 - 1 steps reached bad_alloc; fuzz, onnx_structured).
-  constexpr int64_t kMaxSteps = int64_t{1} << 16;
+  // The steps' outputs are joined by one Concat per direction, whose inputs the op table bounds
+  // at kMaxUnrolledTaps: past it the refusal named that internal Concat, not the RNN.
+  constexpr int64_t kMaxSteps = kMaxUnrolledTaps;
   if (d.seq > kMaxSteps)
     throw ShapeError(fmt::format("node '{}': {} over {} steps: unrolled at compile time, at most {} steps", n.name,
                                  op_name(n.op), d.seq, kMaxSteps));
