@@ -154,6 +154,37 @@ def test_qkv_projections_fuse_into_one_matmul():
         assert len(mms) == 1 and mms[0]["name"] == "q_proj" and {"k_proj", "v_proj"} <= set(mms[0]["fused"]), mms
 
 
+def test_qkv_fusion_of_chained_attention_blocks_in_one_pass():
+    # fuse_qkv matches every block on the graph as it was, then compacts once (linear in the
+    # nodes): three blocks in a chain, each block's output the next one's input, all fused and
+    # the values against onnxruntime.
+    B, S, H, D, L = 2, 80, 2, 8, 3
+    E = H * D
+    nodes, inits = [], [init("heads", np.array([B, S, H, D], np.int64)), init("flat", np.array([B, S, E], np.int64)),
+                        init("scale", np.array(np.sqrt(D), np.float32))]
+    for b in range(L):
+        x, y = ("x" if b == 0 else f"y{b - 1}"), ("y" if b == L - 1 else f"y{b}")
+        for r in "qkv":
+            nodes += [h.make_node("MatMul", [x, f"W{r}{b}"], [f"{r}m{b}"], name=f"{r}_proj{b}"),
+                      h.make_node("Reshape", [f"{r}m{b}", "heads"], [f"{r}4{b}"])]
+            inits.append(init(f"W{r}{b}", rand(E, E) * 0.3))
+        nodes += [h.make_node("Transpose", [f"q4{b}"], [f"qh{b}"], perm=[0, 2, 1, 3]),
+                  h.make_node("Transpose", [f"k4{b}"], [f"kt{b}"], perm=[0, 2, 3, 1]),
+                  h.make_node("Transpose", [f"v4{b}"], [f"vh{b}"], perm=[0, 2, 1, 3]),
+                  h.make_node("MatMul", [f"qh{b}", f"kt{b}"], [f"s{b}"]), h.make_node("Div", [f"s{b}", "scale"], [f"ss{b}"]),
+                  h.make_node("Softmax", [f"ss{b}"], [f"p{b}"], axis=-1),
+                  h.make_node("MatMul", [f"p{b}", f"vh{b}"], [f"o4{b}"]),
+                  h.make_node("Transpose", [f"o4{b}"], [f"ot{b}"], perm=[0, 2, 1, 3]),
+                  h.make_node("Reshape", [f"ot{b}", "flat"], [y])]
+    m = model(nodes, [vi("x", [B, S, E])], [vi("y", [B, S, E])], inits)
+    cm = check(m, {"x": rand(B, S, E)})
+    mms = [o for o in cm.report["ops"] if o["op"] == "MatMul"]
+    assert sorted(o["name"] for o in mms) == [f"q_proj{b}" for b in range(L)], mms
+    for o in mms:
+        b = o["name"][-1]
+        assert {f"k_proj{b}", f"v_proj{b}"} <= set(o["fused"]), mms
+
+
 def test_embedding_gather_and_shape_subgraph():
     # ids -> embedding rows (run-time indices), plus a Shape -> Gather -> Unsqueeze -> Concat ->
     # Reshape chain as PyTorch's exporter writes it, Where/Equal/Expand/Slice/Concat/Cast.

@@ -114,8 +114,9 @@ std::optional<Match> match(const Graph& g, size_t ai, const std::map<std::string
   return m;
 }
 
-// Fuses the match of attention node `ai`.
-bool fuse_one(Graph& g, size_t ai, const Match& m) {
+// Fuses the match of attention node `ai` in place: the fused projection takes the first
+// projection's place, the attention its own; the other two projections are marked in `gone`.
+bool fuse_one(Graph& g, size_t ai, const Match& m, std::vector<bool>& gone) {
   Node fa = g.nodes[ai];
   const Shape batch = fa.ints("batch");
   const auto dims = fa.ints("dims");
@@ -154,43 +155,38 @@ bool fuse_one(Graph& g, size_t ai, const Match& m) {
     fa.attrs[std::string(kRole[i]) + "_offset"] = static_cast<int64_t>(i) * m.n;
   }
   g.tensors[out.name] = std::move(out);
-  // The fused projection takes the first projection's place, the attention its own.
   const size_t first = std::min({m.mm[0], m.mm[1], m.mm[2]});
-  std::vector<Node> kept;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (i == first) kept.push_back(f);
-    else if (i == ai) kept.push_back(fa);
-    else if (i != m.mm[0] && i != m.mm[1] && i != m.mm[2]) kept.push_back(std::move(g.nodes[i]));
-  }
-  g.nodes = std::move(kept);
+  for (size_t mm : m.mm) gone[mm] = mm != first;
+  g.nodes[first] = std::move(f);
+  g.nodes[ai] = std::move(fa);
   return true;
 }
 
 }  // namespace
 
+// One pass over the graph as it was (a match's projections and Reshapes are read by its
+// attention alone, so matches are disjoint and one fusion cannot change another's), then one
+// compaction: linear in the nodes. Restarting after each fusion, with the maps rebuilt and the
+// node list copied, was quadratic in the attention blocks.
 int fuse_qkv(Graph& g) {
+  const auto cons = g.consumers();
+  std::map<std::string, size_t> prod;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& o : g.nodes[i].outputs) prod[o] = i;
+  const std::set<std::string> outs(g.outputs.begin(), g.outputs.end());
+  std::vector<bool> gone(g.nodes.size(), false);
   int count = 0;
-  std::set<size_t> refused;  // attention nodes whose operand views do not widen
-  for (bool changed = true; changed;) {
-    changed = false;
-    const auto cons = g.consumers();
-    std::map<std::string, size_t> prod;
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      for (const auto& o : g.nodes[i].outputs) prod[o] = i;
-    const std::set<std::string> outs(g.outputs.begin(), g.outputs.end());
-    for (size_t ai = 0; ai < g.nodes.size() && !changed; ++ai) {
-      if (g.nodes[ai].op != OpKind::FusedAttention || refused.count(ai)) continue;
-      const auto m = match(g, ai, cons, prod, outs);
-      if (!m) continue;
-      if (fuse_one(g, ai, *m)) {
-        changed = true;
-        ++count;
-        refused.clear();  // node indices moved
-      } else {
-        refused.insert(ai);
-      }
-    }
+  for (size_t ai = 0; ai < g.nodes.size(); ++ai) {
+    if (g.nodes[ai].op != OpKind::FusedAttention) continue;
+    if (const auto m = match(g, ai, cons, prod, outs); m && fuse_one(g, ai, *m, gone)) ++count;
   }
+  size_t k = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (gone[i]) continue;
+    if (k != i) g.nodes[k] = std::move(g.nodes[i]);  // not onto itself: a self-moved vector empties
+    ++k;
+  }
+  g.nodes.resize(k);
   if (count) eliminate_dead_code(g);  // the Reshapes the attention no longer reads
   return count;
 }
