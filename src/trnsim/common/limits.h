@@ -40,7 +40,11 @@ inline int64_t memory_limit_bytes() {
   return static_cast<int64_t>(pages) * page / 2;
 }
 
-inline std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
+// GiB, or MiB below one GiB (a small TRNSIM_MAX_MEMORY read "0.0 GiB").
+inline std::string gib(double bytes) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  return bytes < kGiB ? fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024)) : fmt::format("{:.1f} GiB", bytes / kGiB);
+}
 
 // Throws ShapeError when `bytes` (an estimate of what `what` needs) exceeds the limit. `hint`
 // says what to do instead (e.g. "use --timing-only").

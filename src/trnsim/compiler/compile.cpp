@@ -45,7 +45,7 @@ DType matmul_dtype(DTypePolicy p, const hw::ChipSpec& chip) {
 
 }  // namespace
 
-Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTypePolicy policy) {
+Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTypePolicy policy, int64_t instructions_before) {
   const OpRules& rules = op_rules(n.op);
   Segment s;
   s.node = n.name;
@@ -66,7 +66,7 @@ Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTyp
     throw UnsupportedError(fmt::format("unsupported: op {} (no lowering) at node '{}'", s.op, n.name));
   }
   const int cores = static_cast<int>(std::clamp<int64_t>(n.i("cores", 1), 1, chip.neuron_cores));
-  KernelBuilder kb(chip, kernels::BuilderOptions{.cores = cores, .dma_queues = 16});
+  KernelBuilder kb(chip, kernels::BuilderOptions{.cores = cores, .dma_queues = 16, .instructions_before = instructions_before});
   kb.set_name(n.name);
   LowerCtx ctx(kb, g, n, matmul_dtype(policy, chip));
   ctx.cores = cores;

@@ -34,6 +34,6 @@ CompiledModel compile(Graph g, const hw::ChipSpec& chip, const CompileOptions& o
 
 // Lowers one node into its Segment (exposed for the per-op tests).
 // The node's kernel runs on its `cores` attribute's NeuronCores (1 without one).
-Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTypePolicy policy);
+Segment lower_node(const Graph& g, const Node& n, const hw::ChipSpec& chip, DTypePolicy policy, int64_t instructions_before = 0);
 
 }  // namespace trnsim::compiler

@@ -51,9 +51,11 @@ const std::vector<Pass>& compiler_passes() {
       {"memory-planning", true, [](PassState& s) { s.model->hbm = plan_hbm(s.g, *s.chip); }},
       {"lowering", true, [](PassState& s) {
          const auto total = static_cast<int64_t>(s.g.nodes.size());
+         int64_t held = 0;  // instructions of the programs built so far: one budget for the model
          for (size_t i = 0; i < s.g.nodes.size(); ++i) {
            auto ahead = s.lowered.find(i);
-           s.model->segments.push_back(ahead != s.lowered.end() ? std::move(ahead->second) : lower_node(s.g, s.g.nodes[i], *s.chip, s.opt.policy));
+           s.model->segments.push_back(ahead != s.lowered.end() ? std::move(ahead->second) : lower_node(s.g, s.g.nodes[i], *s.chip, s.opt.policy, held));
+           held += static_cast<int64_t>(s.model->segments.back().program.instruction_count());
            progress::report("lower nodes", static_cast<int64_t>(s.model->segments.size()), total);
          }
        }},

@@ -146,7 +146,7 @@ struct KernelBuilder::Impl {
 
 KernelBuilder::KernelBuilder(const hw::ChipSpec& chip, BuilderOptions opts)
     : chip_(chip), opts_(opts), impl_(std::make_unique<Impl>()) {
-  impl_->max_instructions = memory_limit_bytes() / 4 / kHostBytesPerInstruction;
+  impl_->max_instructions = memory_limit_bytes() / 4 / kHostBytesPerInstruction - std::max<int64_t>(opts.instructions_before, 0);
   if (opts.cores < 1 || opts.cores > chip.neuron_cores)
     throw ShapeError(fmt::format("KernelBuilder: {} cores requested, {} has {}", opts.cores, chip.name, chip.neuron_cores));
   int max_queues = chip.core.dma.engines * chip.core.dma.queues_per_engine;
@@ -419,12 +419,23 @@ void track(KernelBuilder::Impl& I, int core, uint32_t s, uint32_t idx, const Ope
 
 }  // namespace
 
+namespace {
+
+// The refusal of a program past the budget: `needs` says how many instructions it needs.
+[[noreturn]] void refuse_program(const std::string& program, const std::string& needs, int64_t before, int64_t held) {
+  const std::string also = before > 0 ? fmt::format(" beside the {} of the model's earlier programs", before) : "";
+  throw ShapeError(fmt::format("program '{}' needs {} instructions{}, {} of host memory or more to build: above a quarter "
+                               "of the memory limit of {} (set {} to raise it); use smaller shapes",
+                               program, needs, also, gib(static_cast<double>(held) * kHostBytesPerInstruction),
+                               gib(static_cast<double>(memory_limit_bytes())), kMemoryLimitVariable));
+}
+
+}  // namespace
+
 void KernelBuilder::expect_instructions(int64_t n) const {
   if (n <= impl_->max_instructions) return;
-  throw ShapeError(fmt::format("program '{}' needs about {} instructions, {} of host memory to build: above a quarter "
-                               "of the memory limit of {} (set {} to raise it); use smaller shapes",
-                               impl_->program.name, n, gib(static_cast<double>(n) * kHostBytesPerInstruction),
-                               gib(static_cast<double>(memory_limit_bytes())), kMemoryLimitVariable));
+  const int64_t before = opts_.instructions_before;
+  refuse_program(impl_->program.name, fmt::format("about {}", n), before, n > INT64_MAX - before ? INT64_MAX : n + before);
 }
 
 void KernelBuilder::emit(Engine e, int queue, isa::Op op, const Opts& o) {
@@ -437,7 +448,9 @@ void KernelBuilder::emit(Engine e, int queue, isa::Op op, const Opts& o) {
   } else {
     queue = 0;
   }
-  if (++I.emitted > I.max_instructions) expect_instructions(I.emitted);
+  if (++I.emitted > I.max_instructions)
+    refuse_program(I.program.name, fmt::format("more than {}", I.max_instructions), opts_.instructions_before,
+                   I.emitted + opts_.instructions_before);
   Instruction ins{std::move(op), {}};
   try {
     isa::validate(ins, e, chip_, I.program);

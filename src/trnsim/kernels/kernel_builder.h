@@ -118,6 +118,10 @@ struct Opts {
 struct BuilderOptions {
   int cores = 1;          // cores the program runs on (set_core picks the one being written)
   int dma_queues = 16;    // queues per core used by round-robin DMA placement
+  // Instructions the model's programs built before this one hold: the budget of a quarter of
+  // the memory limit is for them all (a model of many kernels each near a per-program budget
+  // held several quarters of the limit).
+  int64_t instructions_before = 0;
 };
 
 class KernelBuilder {
