@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "trnsim/common/error.h"
 #include "trnsim/numerics/convert.h"
@@ -57,15 +58,27 @@ double decode_at(ElemType type, const char* b, size_t i) {
   return 0;
 }
 
-// Appends v in `type`'s encoding; false for a type packed() leaves decoded.
+// Appends v as integer type T; false when T cannot hold it (NaN, out of range): the cast would
+// be undefined (UBSan in ConstData.PacksOnlyExactLargeValues: 3e9 to int32).
+template <class T>
+bool store_int(std::string& out, double v) {
+  const double lo = static_cast<double>(std::numeric_limits<T>::min());
+  const double hi = static_cast<double>(std::numeric_limits<T>::max()) + 1.0;  // exclusive; exact: a power of 2
+  if (!(v >= lo && v < hi)) return false;
+  store(out, static_cast<T>(v));
+  return true;
+}
+
+// Appends v in `type`'s encoding; false for a type packed() leaves decoded, or a value the
+// integer type cannot hold (packed() then keeps the values decoded, as for any inexact one).
 bool encode_one(ElemType type, double v, std::string& out) {
   switch (type) {
     case ElemType::Float: store(out, static_cast<float>(v)); return true;
     case ElemType::Double: store(out, v); return true;
-    case ElemType::Int64: store(out, static_cast<int64_t>(v)); return true;
-    case ElemType::Int32: store(out, static_cast<int32_t>(v)); return true;
-    case ElemType::Int8: store(out, static_cast<int8_t>(v)); return true;
-    case ElemType::UInt8: case ElemType::Bool: store(out, static_cast<uint8_t>(v)); return true;
+    case ElemType::Int64: return store_int<int64_t>(out, v);
+    case ElemType::Int32: return store_int<int32_t>(out, v);
+    case ElemType::Int8: return store_int<int8_t>(out, v);
+    case ElemType::UInt8: case ElemType::Bool: return store_int<uint8_t>(out, v);
     case ElemType::Float16: store(out, static_cast<uint16_t>(numerics::encode(static_cast<float>(v), numerics::DType::F16))); return true;
     case ElemType::BFloat16: store(out, static_cast<uint16_t>(numerics::encode(static_cast<float>(v), numerics::DType::BF16))); return true;
     default: return false;
