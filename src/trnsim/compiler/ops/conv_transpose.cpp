@@ -22,9 +22,10 @@ struct Params {
   int64_t group = 1;
 };
 
-// The spatial parameters and output sizes as the ONNX reference computes them: explicit pads
-// (or SAME_* from the total padding), an output_shape larger than the natural size extends the
-// end, output_padding likewise.
+// The spatial parameters and output sizes as ONNX defines them: explicit pads, or SAME_* from
+// the total padding (as onnx.reference, also when it is negative: onnxruntime clamps it to 0
+// and then departs from the spec's output size), or output_shape's total padding; an
+// output_shape larger than the natural size extends the end, output_padding likewise.
 Params params(const Node& n, const Shape& x, const Shape& w) {
   if (x.size() < 3 || w.size() != x.size())
     throw ShapeError(fmt::format("node '{}': ConvTranspose input {} weight {} (want [N, C, spatial...] and [C, M/group, k...])", n.name, shape_str(x), shape_str(w)));
@@ -65,9 +66,17 @@ Params params(const Node& n, const Shape& x, const Shape& w) {
       const int64_t total = natural - p.out[i];
       const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);  // floor, as the reference
       p.pad_begin[i] = ap == "SAME_UPPER" ? half : total - half;
+    } else if (!oshape.empty()) {
+      // pads ignored: the total padding comes from output_shape, the start taking the larger
+      // half (ONNX's formula; onnxruntime the same). A larger output_shape extends the end
+      // (onnxruntime and onnx.reference); a smaller one cut the end here, so the wrong half of
+      // the rows came out (fuzz round 8, differential against onnxruntime).
+      p.out[i] = oshape[i];
+      const int64_t total = natural - p.out[i];
+      p.pad_begin[i] = total > 0 ? total - total / 2 : 0;
     } else {
       if (ap == "NOTSET") p.pad_begin[i] = pads[i];
-      p.out[i] = oshape.empty() ? natural - (ap == "NOTSET" ? checked_add(pads[i], pads[i + sp], what) : 0) : oshape[i];
+      p.out[i] = natural - (ap == "NOTSET" ? checked_add(pads[i], pads[i + sp], what) : 0);
     }
     if (p.out[i] < 1) throw ShapeError(fmt::format("node '{}': output size {} on spatial axis {}", n.name, p.out[i], i));
   }
