@@ -19,6 +19,7 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -236,17 +237,29 @@ def place(base: list, name: str, value) -> list:
     return [*argv, name, value]
 
 
+def show(v):
+    if isinstance(v, bytes):
+        return "<non-utf8 " + v.hex() + ">"
+    return v if len(v) < 80 else f"<{len(v)} chars>"
+
+
+
 def run_case(argv: list, tmp: str) -> dict:
     env = dict(os.environ, TRNSIM_MAX_MEMORY="2G", PYTHONPATH=str(ROOT / "python"))
     fd, tf = tempfile.mkstemp(dir=tmp, suffix=".time")
     os.close(fd)
     t0 = time.monotonic()
+    # A session of its own: on a timeout the whole group goes (killing /usr/bin/time alone
+    # would leave trnsim running).
+    p = subprocess.Popen(["/usr/bin/time", "-q", "-f", "%M", "-o", tf, EXE, *argv], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env, cwd=tmp, start_new_session=True)
     try:
-        p = subprocess.run(["/usr/bin/time", "-q", "-f", "%M", "-o", tf, EXE, *argv], capture_output=True,
-                           timeout=TIMEOUT, env=env, cwd=tmp)
-        rc, out, err = p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired as e:
-        rc, out, err = "timeout", e.stdout or b"", e.stderr or b""
+        out, err = p.communicate(timeout=TIMEOUT)
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        rc = "timeout"
     wall = time.monotonic() - t0
     try:
         rss = int(Path(tf).read_text().split()[-1])
@@ -340,14 +353,11 @@ def main() -> int:
             c = futures[f]
             c.update(f.result())
             c["verdict"], c["why"] = judge(c)
+            if c["verdict"] == "finding":
+                print(f"  ... {c['command']} {c['option']} {show(c['value'])!r}: {c['why']}", flush=True)
     counts = {}
     for c in cases:
         counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
-
-    def show(v):
-        if isinstance(v, bytes):
-            return "<non-utf8 " + v.hex() + ">"
-        return v if len(v) < 80 else f"<{len(v)} chars>"
 
     with open(outdir / "cases.jsonl", "w") as f:
         for c in cases:

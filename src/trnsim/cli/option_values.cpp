@@ -24,6 +24,13 @@ std::string option_value_problem(const std::string& type, const std::string& val
     char* end = nullptr;
     std::strtoull(value.c_str(), &end, 0);
     if (errno == ERANGE) return fmt::format("{} is past 18446744073709551615 (2^64 - 1)", quoted_value(value));
+  } else if (type == "INT") {
+    // CLI11 reads an int64 option with strtoll, which saturates past 2^63 - 1 without a word.
+    errno = 0;
+    char* end = nullptr;
+    std::strtoll(value.c_str(), &end, 0);
+    if (errno == ERANGE)
+      return fmt::format("{} is outside -9223372036854775808 to 9223372036854775807 (int64)", quoted_value(value));
   } else if (type == "FLOAT") {
     errno = 0;
     char* end = nullptr;
