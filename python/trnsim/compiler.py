@@ -53,7 +53,7 @@ def _model_source(model: Any):
         return os.fspath(model).encode(), True
     if hasattr(model, "SerializeToString"):  # an onnx.ModelProto
         return model.SerializeToString(), False
-    raise TypeError(f"model must be a path, the serialized ONNX bytes or an onnx.ModelProto, not {type(model).__name__}")
+    raise _core.ConfigError(f"model must be a path, the serialized ONNX bytes or an onnx.ModelProto, not {type(model).__name__}")
 
 
 class CompiledModel:

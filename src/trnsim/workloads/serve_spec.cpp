@@ -51,6 +51,13 @@ int as_int(int64_t x, const std::string& name) {
   return static_cast<int>(x);
 }
 
+// A seed is a whole number >= 0: -1 became 2^64 - 1 without a word.
+uint64_t seed(const json& v) {
+  const int64_t x = integer(v, "seed");
+  if (x < 0) throw ConfigError(fmt::format("--seed: {}; expected a whole number >= 0", x));
+  return static_cast<uint64_t>(x);
+}
+
 double non_negative(const json& v, const std::string& name) {
   const double x = real(v, name);
   if (x < 0) throw ConfigError(fmt::format("--{}: {}; expected >= 0", name, x));
@@ -166,7 +173,7 @@ std::vector<ServeOptionInfo> make_table() {
        FIELD(s.options.traffic.input = parse_length_spec(text(v, "input"), "input"))},
       {"output", K::Value, "output tokens: N, LO:HI or fit:TRACE.csv, default 128",
        FIELD(s.options.traffic.output = parse_length_spec(text(v, "output"), "output"))},
-      {"seed", K::Value, "random seed (default 0)", FIELD(s.options.traffic.seed = static_cast<uint64_t>(integer(v, "seed")))},
+      {"seed", K::Value, "random seed (default 0)", FIELD(s.options.traffic.seed = seed(v))},
       {"slo", K::Value, "mlperf-server, mlperf-interactive or ttft=2s,tpot=200ms (goodput)",
        FIELD(s.options.slo = parse_slo(text(v, "slo")))},
       {"fail", K::List, "replica[:I]@T, chip[:I]@T, link[:I]@T[+D], degrade[:I]=F@T[+D] (repeatable)",

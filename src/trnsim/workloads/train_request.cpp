@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <limits>
 #include <map>
 
 #include "trnsim/common/error.h"
@@ -15,6 +16,18 @@ using nlohmann::json;
 
 template <class T>
 T get(const json& v, const std::string& key) {
+  // nlohmann converts any number to any arithmetic type: 1e308 into an int (undefined), 2^63
+  // into an int (wrapped), -1 into nothing in between. An integer option takes a whole number
+  // that fits it.
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+                      : v.is_number_integer() ? v.get<int64_t>() >= std::numeric_limits<T>::min() &&
+                                                    v.get<int64_t>() <= std::numeric_limits<T>::max()
+                                              : false;
+    if (!fits)
+      throw ConfigError(fmt::format("train: '{}': expected a whole number {} to {}, got {}", key,
+                                    std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), v.dump()));
+  }
   try {
     return v.get<T>();
   } catch (const json::exception&) {
