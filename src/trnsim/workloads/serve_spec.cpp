@@ -64,6 +64,14 @@ double non_negative(const json& v, const std::string& name) {
   return x;
 }
 
+// An MTBF: 0 (no failures drawn) or at least one second; 1e-300 h drew failures without end.
+double mtbf_hours(const json& v, const std::string& name) {
+  const double h = non_negative(v, name);
+  if (h > 0 && h < 1.0 / 3600)
+    throw ConfigError(fmt::format("--{}: {} h; expected 0 (none) or at least 1 s ({:.6g} h)", name, h, 1.0 / 3600));
+  return h;
+}
+
 bool flag(const json& v, const std::string& name) {
   if (v.is_boolean()) return v.get<bool>();
   const std::string s = text(v, name);
@@ -181,9 +189,9 @@ std::vector<ServeOptionInfo> make_table() {
          for (const auto& f : items(v, "fail")) s.options.cluster.failures.push_back(parse_failure(f));
        }},
       {"mtbf-hours", K::Value, "chip failures drawn with this mean time between failures per chip",
-       FIELD(s.options.cluster.mtbf_hours = non_negative(v, "mtbf-hours"))},
+       FIELD(s.options.cluster.mtbf_hours = mtbf_hours(v, "mtbf-hours"))},
       {"link-mtbf-hours", K::Value, "link failures (fabric at half bandwidth) drawn with this MTBF per chip's link",
-       FIELD(s.options.cluster.link_mtbf_hours = non_negative(v, "link-mtbf-hours"))},
+       FIELD(s.options.cluster.link_mtbf_hours = mtbf_hours(v, "link-mtbf-hours"))},
       {"link-repair-s", K::Value, "a drawn link failure is repaired after this many seconds (default 600)",
        FIELD(s.options.cluster.link_repair_s = non_negative(v, "link-repair-s"))},
       {"repair-s", K::Value, "a lost chip is replaced after this many seconds (then a cold start)",
