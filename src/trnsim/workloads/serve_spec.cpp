@@ -72,6 +72,19 @@ double mtbf_hours(const json& v, const std::string& name) {
   return h;
 }
 
+// Durations, periods and bandwidths: > 0 (-1 s bursts were taken without a word).
+double positive_real(const json& v, const std::string& name) {
+  const double x = real(v, name);
+  if (!(x > 0)) throw ConfigError(fmt::format("--{}: {}; expected > 0", name, x));
+  return x;
+}
+
+int64_t whole_non_negative(const json& v, const std::string& name) {
+  const int64_t x = integer(v, name);
+  if (x < 0) throw ConfigError(fmt::format("--{}: {}; expected >= 0", name, x));
+  return x;
+}
+
 bool flag(const json& v, const std::string& name) {
   if (v.is_boolean()) return v.get<bool>();
   const std::string s = text(v, name);
@@ -149,9 +162,9 @@ std::vector<ServeOptionInfo> make_table() {
       {"prefix-caching", K::Flag, "cache shared prompt prefixes (vLLM automatic prefix caching)",
        FIELD(s.options.engine.prefix_caching = flag(v, "prefix-caching"))},
       {"prefix-groups", K::Value, "requests share one of this many prompt prefixes (system prompts)",
-       FIELD(s.options.traffic.prefix_groups = as_int(integer(v, "prefix-groups"), "prefix-groups"))},
+       FIELD(s.options.traffic.prefix_groups = as_int(whole_non_negative(v, "prefix-groups"), "prefix-groups"))},
       {"prefix-tokens", K::Value, "tokens of each shared prefix",
-       FIELD(s.options.traffic.prefix_tokens = as_int(integer(v, "prefix-tokens"), "prefix-tokens"))},
+       FIELD(s.options.traffic.prefix_tokens = as_int(whole_non_negative(v, "prefix-tokens"), "prefix-tokens"))},
       {"buckets", K::List, "static batching: sequence-length buckets (default powers of 2 from 128)",
        [](ServeSpec& s, const json& v) {
          s.options.engine.buckets.clear();
@@ -162,10 +175,10 @@ std::vector<ServeOptionInfo> make_table() {
       {"arrival", K::Value, "poisson (default), gamma, onoff or ramp", FIELD(s.options.traffic.arrivals.process = text(v, "arrival"))},
       {"burstiness", K::Value, "gamma shape as vLLM's benchmark (1 Poisson, < 1 burstier); implies --arrival gamma",
        FIELD(s.options.traffic.arrivals.burstiness = real(v, "burstiness"))},
-      {"on-s", K::Value, "onoff: burst length, s (default 10)", FIELD(s.options.traffic.arrivals.on_s = real(v, "on-s"))},
-      {"off-s", K::Value, "onoff: gap length, s (default 10)", FIELD(s.options.traffic.arrivals.off_s = real(v, "off-s"))},
-      {"ramp-to", K::Value, "ramp: the rate at the end, requests/s", FIELD(s.options.traffic.arrivals.ramp_to_qps = real(v, "ramp-to"))},
-      {"ramp-s", K::Value, "ramp: its length, s (default --duration)", FIELD(s.options.traffic.arrivals.ramp_s = real(v, "ramp-s"))},
+      {"on-s", K::Value, "onoff: burst length, s (default 10)", FIELD(s.options.traffic.arrivals.on_s = positive_real(v, "on-s"))},
+      {"off-s", K::Value, "onoff: gap length, s (default 10)", FIELD(s.options.traffic.arrivals.off_s = positive_real(v, "off-s"))},
+      {"ramp-to", K::Value, "ramp: the rate at the end, requests/s", FIELD(s.options.traffic.arrivals.ramp_to_qps = non_negative(v, "ramp-to"))},
+      {"ramp-s", K::Value, "ramp: its length, s (default --duration)", FIELD(s.options.traffic.arrivals.ramp_s = positive_real(v, "ramp-s"))},
       {"concurrency", K::Value, "closed loop: N clients, each sends when its previous request ends",
        FIELD(s.options.traffic.concurrency = as_int(positive(v, "concurrency"), "concurrency"))},
       {"offline", K::Flag, "all requests queued at time 0 (MLPerf Offline, trtllm-bench)",
@@ -207,7 +220,7 @@ std::vector<ServeOptionInfo> make_table() {
            throw ConfigError(fmt::format("--autoscale '{}': MAX below MIN", t));
        }},
       {"autoscale-interval-s", K::Value, "autoscaler period, s (default 10)",
-       FIELD(s.options.cluster.autoscale_interval_s = real(v, "autoscale-interval-s"))},
+       FIELD(s.options.cluster.autoscale_interval_s = positive_real(v, "autoscale-interval-s"))},
       {"scale-up-queue", K::Value, "waiting requests per replica that add one (default 4)",
        FIELD(s.options.cluster.scale_up_queue = non_negative(v, "scale-up-queue"))},
       {"scale-down-utilization", K::Value, "busy fraction under which one is drained (default 0.3)",
@@ -225,7 +238,7 @@ std::vector<ServeOptionInfo> make_table() {
       {"cold", K::Flag, "the replicas start cold at time 0 (the first requests wait for them)",
        FIELD(s.options.cold.start_cold = flag(v, "cold"))},
       {"kv-transfer-gbps", K::Value, "disaggregated: KV transfer bandwidth, GB/s (default: the system's fabric)",
-       FIELD(s.options.cluster.kv_transfer_gbps = real(v, "kv-transfer-gbps"))},
+       FIELD(s.options.cluster.kv_transfer_gbps = positive_real(v, "kv-transfer-gbps"))},
       {"kv-transfer-latency-us", K::Value, "disaggregated: KV transfer latency, us (default: the fabric's)",
        FIELD(s.options.cluster.kv_transfer_latency_s = non_negative(v, "kv-transfer-latency-us") * 1e-6)},
       {"timeline-bin-s", K::Value, "time-series bin, s (default 1)", FIELD(s.options.timeline_bin_s = real(v, "timeline-bin-s"))},
