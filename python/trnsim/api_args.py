@@ -118,7 +118,17 @@ def checked(fn):
                     check_argument(where, name, v)
             else:
                 check_argument(where, name, value, hints.get(name, Any))
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:
+            # nanobind's signature mismatch: a value the annotation allows but the binding's
+            # C++ type does not hold (an int past 2^31 - 1 for an int, a negative for an unsigned).
+            first = str(e).splitlines()[0] if str(e) else ""
+            if "incompatible function arguments" not in first:
+                raise
+            raise _core.ConfigError(f"{where}: an argument is outside what the simulator takes (an integer past "
+                                    f"2^31 - 1 where it holds an int, or negative where it holds an unsigned): "
+                                    f"{first.split('. ')[0]}") from None
 
     return wrapper
 

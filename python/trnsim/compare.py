@@ -26,6 +26,9 @@ def compare(model: str, systems, tp: int | dict = 1, *, price: str = "on-demand"
     """Compare serving ``model`` on ``systems`` (a list or "a,b"); ``tp`` an int or {system: tp}."""
     if isinstance(systems, str):
         systems = [s for s in systems.split(",") if s]
+    if not isinstance(systems, (list, tuple)) or not all(isinstance(s, str) for s in systems):
+        raise _core.ConfigError(f"trnsim.compare: systems = {systems!r:.60} ({type(systems).__name__}), "
+                                "expected a list of system names or 'a,b'")
     serve = {"model": model}
     for key, value in serve_options.items():
         if value is None or value is False:
