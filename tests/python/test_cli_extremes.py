@@ -79,6 +79,8 @@ CASES = [
     (TRAIN, "--dp", "-1", "--dp -1"),
     (TCO, "--kwh-usd", "-1", "expected >= 0"),
     (TCO, "--years", "0", "expected > 0"),
+    (TCO, "--price", "inf", "a positive USD per instance-hour"),
+    (TRAIN, "--power-cap", "-1", "--power-cap: -1 W"),
     (TCO, "--storage-usd-per-month", "-1", "expected >= 0"),
     (COMPARE, "--kwh-usd", "-1", "expected >= 0"),
     (["run", "MODEL", "--timing-only"], "--power-cap", "-1", "--power-cap -1 W"),

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <cstdlib>
 
 #include "trnsim/common/error.h"
@@ -103,7 +105,7 @@ TcoResult tco(const SystemCostFacts& s, const WorkloadFacts& w, const TcoOptions
   else {
     char* end = nullptr;
     const double v = std::strtod(o.price.c_str(), &end);
-    if (end == o.price.c_str() || *end || !(v > 0))
+    if (end == o.price.c_str() || *end || !(v > 0) || !std::isfinite(v))
       throw ConfigError(fmt::format("--price '{}': expected on-demand, reserved or a positive USD per instance-hour", o.price));
     price = v;
     price_kind = "custom";
