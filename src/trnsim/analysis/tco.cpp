@@ -82,6 +82,12 @@ void check_tco_options(const TcoOptions& o) {
   at_least_zero("--storage-usd-per-month", o.storage_usd_per_month);
   at_least_zero("--tokens", o.job_tokens);
   if (!(o.amortisation_years > 0)) throw ConfigError(fmt::format("--years {}: expected > 0", o.amortisation_years));
+  if (o.price != "on-demand" && o.price != "reserved") {
+    char* end = nullptr;
+    const double v = std::strtod(o.price.c_str(), &end);
+    if (end == o.price.c_str() || *end || !(v > 0) || !std::isfinite(v))
+      throw ConfigError(fmt::format("--price '{}': expected on-demand, reserved or a positive USD per instance-hour", o.price));
+  }
 }
 
 TcoResult tco(const SystemCostFacts& s, const WorkloadFacts& w, const TcoOptions& o) {
