@@ -11,10 +11,8 @@ inf or a negative time/energy/cost. A call that returns on a meaningless value i
 """
 import argparse
 import json
-import math
 import os
 import pickle
-import re
 import signal
 import sys
 import tempfile
@@ -24,6 +22,7 @@ os.environ["TRNSIM_MAX_MEMORY"] = "2G"
 import numpy as np  # noqa: E402
 
 import trnsim  # noqa: E402
+from cli_extremes import bad_numbers  # noqa: E402  (NaN/inf, negative times; arrays are skipped)
 
 NAN = float("nan")
 VALUES = [0, -1, 1.5, 2**31, 2**63, 2**64, 1e308, -1e308, NAN, float("inf"), float("-inf"), 1e-300, "", "x",
@@ -76,26 +75,6 @@ APIS = [
                                                 dims={"seq": 8}, cores=0, lnc=0)),
     ("compiled_run", run_compiled, dict(batch=1, seq=8, x_scale=1.0, timing_only=False)),
 ]
-
-
-def bad_numbers(obj, path=""):
-    bad = []
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            bad += bad_numbers(v, f"{path}.{k}")
-    elif isinstance(obj, (list, tuple)):
-        for i, v in enumerate(list(obj)[:2000]):
-            bad += bad_numbers(v, f"{path}[{i}]")
-    elif isinstance(obj, np.ndarray):
-        pass  # computed values: inf in, inf out is IEEE, not a finding
-    elif isinstance(obj, float) and not math.isfinite(obj):
-        bad.append(f"{path}={obj}")
-    elif isinstance(obj, (int, float)) and not isinstance(obj, bool) and obj < 0:
-        leaf = path.rsplit(".", 1)[-1]
-        if re.search(r"(_s|_j|_w|_usd|bytes|tflops|_gbps|_tps|throughput\w*)$", leaf) and \
-                not re.search(r"(error|delta|change|diff|saving|saved)", leaf):
-            bad.append(f"{path}={obj}")
-    return bad
 
 
 def call(fn, kwargs) -> dict:

@@ -270,15 +270,15 @@ def run_case(argv: list, tmp: str) -> dict:
             "stdout": out[:200_000].decode("utf-8", "replace")}
 
 
-def _bad_numbers(obj, path=""):
+def bad_numbers(obj, path=""):
     """Fields that are NaN/inf, or a negative time/energy/cost/rate."""
     bad = []
     if isinstance(obj, dict):
         for k, v in obj.items():
-            bad += _bad_numbers(v, f"{path}.{k}")
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj[:2000]):
-            bad += _bad_numbers(v, f"{path}[{i}]")
+            bad += bad_numbers(v, f"{path}.{k}")
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(list(obj)[:2000]):
+            bad += bad_numbers(v, f"{path}[{i}]")
     elif isinstance(obj, float) and not math.isfinite(obj):
         bad.append(f"{path}={obj}")
     elif isinstance(obj, (int, float)) and not isinstance(obj, bool) and obj < 0:
@@ -314,7 +314,7 @@ def judge(case: dict) -> tuple[str, str]:
             doc = json.loads(out, parse_constant=lambda c: float(c))
         except json.JSONDecodeError as e:
             return "finding", f"exit 0, JSON does not parse: {e}"
-        bad = _bad_numbers(doc)
+        bad = bad_numbers(doc)
         if bad:
             return "finding", "exit 0 with " + ", ".join(bad[:4])
     elif re.search(r"(?<![\w-])(nan|-?inf)(?![\w-])", out, re.I):
