@@ -212,7 +212,7 @@ def values(cmd: str, name: str, kind: str, fx: dict) -> list:
         vals = vals + SPECIAL[key]
     if cmd == "kernel" and name in ("--m", "--k", "--n", "--rows", "--cols", "--heads", "--seq", "--head-dim",
                                     "--chunk"):
-        vals = vals + ["128", "512", "65536", "1048576", "4294967296", "2305843009213693952"]
+        vals = vals + ["128", "512", "65536", "1048576", "4194304", "4294967296", "2305843009213693952"]
     if cmd in ("llm", "train", "serve", "run") and name in ("--batch", "--input", "--output", "--seq-len",
                                                               "--global-batch", "--seq", "--micro-batch", "--tp"):
         vals = vals + ["1048576", "4294967296", "1099511627776"]
