@@ -6,10 +6,18 @@ import argparse
 import sys
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """Usage errors as the C++ CLI's: `trnsim: error: ...` on one line, exit 2 (argparse
+    printed the usage first, on lines of its own)."""
+
+    def error(self, message: str):
+        self.exit(2, f"trnsim: error: {self.prog}: {' '.join(message.split())}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m trnsim",
-                                     description="trnsim: run models on a simulated Trainium-class chip")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _OneLineParser(prog="python -m trnsim",
+                            description="trnsim: run models on a simulated Trainium-class chip")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     from trnsim import run_check
     p_run = sub.add_parser("run", help="compile and simulate an ONNX model; --check compares with onnxruntime")
     run_check.add_arguments(p_run)

@@ -14,6 +14,7 @@ from typing import Iterable, Optional, Union
 import numpy as np
 
 from trnsim import _core
+from trnsim.api_args import checked
 
 __all__ = ["collective", "collective_run", "collective_algorithms", "collective_ops"]
 
@@ -31,6 +32,7 @@ def _sizes(sizes: Sizes, step_factor: float) -> list[int]:
     return out
 
 
+@checked
 def collective(op: str, ranks: Optional[int], system: str, sizes: Sizes = "1K:1G", dtype: str = "fp32",
                algorithm: Optional[str] = None, *, ranks_per_chip: Optional[int] = None, systems: int = 1,
                step_factor: float = 2.0, in_program: bool = False) -> list[dict]:
@@ -47,6 +49,7 @@ def collective(op: str, ranks: Optional[int], system: str, sizes: Sizes = "1K:1G
     return json.loads(text)
 
 
+@checked
 def collective_run(op: str, inputs, system: str, algorithm: Optional[str] = None, *,
                    ranks_per_chip: Optional[int] = None, systems: int = 1) -> np.ndarray:
     """Run ``op`` on real data: ``inputs[r]`` is rank r's input (2-D, one row per rank).

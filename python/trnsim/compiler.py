@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from trnsim import _core
+from trnsim.api_args import checked
 
 __all__ = ["compile_onnx", "CompiledModel", "supported_ops", "load_compiled"]
 
@@ -52,7 +53,7 @@ def _model_source(model: Any):
         return os.fspath(model).encode(), True
     if hasattr(model, "SerializeToString"):  # an onnx.ModelProto
         return model.SerializeToString(), False
-    raise TypeError(f"model must be a path, the serialized ONNX bytes or an onnx.ModelProto, not {type(model).__name__}")
+    raise _core.ConfigError(f"model must be a path, the serialized ONNX bytes or an onnx.ModelProto, not {type(model).__name__}")
 
 
 class CompiledModel:
@@ -281,6 +282,7 @@ class CompiledModel:
             ir = head + ir
         return ir
 
+    @checked
     def run(self, inputs: Union[Mapping[str, Any], Sequence[Any]], mode: Optional[str] = None, *,
             clock_scale: float = 1.0, power_cap: Optional[float] = None, power_cap_scope: str = "chip",
             system: Optional[str] = None) -> Dict[str, np.ndarray]:
@@ -363,6 +365,7 @@ def supported_ops() -> List[str]:
     return list(_c.supported_ops())
 
 
+@checked
 def compile_onnx(model: Any, chip: str = "trn2", dtype: str = "fp32", mode: str = "functional",
                  batch: Optional[int] = None, dims: Optional[Mapping[str, int]] = None, cores: int = 0,
                  lnc: int = 0, overlap: bool = True) -> CompiledModel:

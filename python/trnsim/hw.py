@@ -26,7 +26,7 @@ def _ref(x: NameOrPath) -> str:
         p = os.fspath(x)
         return p if "/" in p else os.path.join(".", p)
     if not isinstance(x, str):
-        raise TypeError(f"expected a preset name or a file path, got {type(x).__name__}")
+        raise _core.ConfigError(f"expected a preset name or a file path, got {type(x).__name__}")
     return x
 
 

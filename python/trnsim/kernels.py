@@ -32,6 +32,7 @@ from typing import Any, Mapping, Optional, Union
 import numpy as np
 
 from trnsim import _core
+from trnsim.api_args import checked
 
 __all__ = ["kernel", "kernel_list", "run", "KernelBuilder", "Program", "View", "Tile", "Tensor"]
 
@@ -90,9 +91,10 @@ def _param(v: Any) -> str:
         return str(int(v))
     if isinstance(v, str):
         return v
-    raise TypeError(f"kernel parameters are integers, booleans or strings, got {type(v).__name__}")
+    raise _core.ConfigError(f"kernel parameters are integers, booleans or strings, got {type(v).__name__}")
 
 
+@checked
 def kernel(name: str, chip: Union[str, "os.PathLike[str]"] = "trn2", timing_only: bool = False,
            trace: Union[None, str, "os.PathLike[str]"] = None, dtype: Optional[str] = None, *,
            functional: Optional[bool] = None, seed: int = 0,
@@ -105,7 +107,7 @@ def kernel(name: str, chip: Union[str, "os.PathLike[str]"] = "trn2", timing_only
     trace there. In functional mode the dict has ``outputs`` (numpy arrays) and ``check``.
     """
     if timing_only and functional:
-        raise ValueError("timing_only and functional exclude each other")
+        raise _core.ConfigError("trnsim.kernel: timing_only and functional exclude each other")
     mode = "timing" if timing_only else "functional" if functional else "auto"
     params = {k: _param(v) for k, v in shape.items()}
     chip_ref = os.fspath(chip)
@@ -117,6 +119,7 @@ def kernel(name: str, chip: Union[str, "os.PathLike[str]"] = "trn2", timing_only
     return _with_outputs(out_json, outputs)
 
 
+@checked
 def run(program: Program, inputs: Optional[Mapping[str, Any]] = None, timing_only: bool = False,
         trace: Union[None, str, "os.PathLike[str]"] = None) -> dict:
     """Runs a program built with ``KernelBuilder`` on the chip it was built for; returns the

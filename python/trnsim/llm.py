@@ -14,10 +14,12 @@ import tempfile
 from typing import Optional
 
 from trnsim import _core
+from trnsim.api_args import checked
 
 __all__ = ["llm", "llm_model", "llm_models"]
 
 
+@checked
 def llm(model, system: str, tp: int, *, batch: int = 1, input: int = 128, output: int = 128, pp: int = 1,
         ep: int = 1, lnc: int = 0, dtype: str = "bf16", weights: str = "bf16", kv_dtype: str = "bf16",
         trace: Optional[str] = None, micro_batches: int = 0, sequence_parallel: bool = False,
@@ -57,7 +59,7 @@ def _with_config_file(config, fn):
     """Runs fn on a temporary config.json holding `config` (a dict or a transformers config)."""
     d = config.to_dict() if hasattr(config, "to_dict") else config
     if not isinstance(d, dict):
-        raise TypeError(f"model: expected a preset name, a config.json path, a dict or a transformers config, got {type(config).__name__}")
+        raise _core.ConfigError(f"model: expected a preset name, a config.json path, a dict or a transformers config, got {type(config).__name__}")
     name = str(d.get("_name_or_path") or d.get("model_type") or "model").replace("/", "_") or "model"
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, f"{name}.json")

@@ -15,11 +15,13 @@ import json
 import sys
 
 from trnsim import _core
+from trnsim.api_args import checked, json_request
 from trnsim.progress import Progress
 
 __all__ = ["serve", "serve_options"]
 
 
+@checked
 def serve(model: str, system: str, tp: int = 1, *, timeline: bool | str = False,
           progress: bool | None = None, **options) -> dict:
     """Simulate serving ``model`` on ``system`` with ``tp``-way tensor parallel replicas.
@@ -40,7 +42,7 @@ def serve(model: str, system: str, tp: int = 1, *, timeline: bool | str = False,
         progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
     shown = _ProgressCallback() if progress else None
     try:
-        result, series = _core.serve.serve(json.dumps(values), shown)
+        result, series = _core.serve.serve(json_request("trnsim.serve", values), shown)
     except BaseException:
         if shown is not None:
             shown.close(finished=False)

@@ -15,10 +15,12 @@ import json
 from typing import Optional, Sequence
 
 from trnsim import _core
+from trnsim.api_args import checked, json_request
 
 __all__ = ["train"]
 
 
+@checked
 def train(model: str, system: str = "trn1.32xlarge", *, global_batch: int, seq: int, nodes: int = 1,
           tp: int = 1, pp: int = 1, dp: Optional[int] = None, ep: int = 1, cp: int = 1, zero: int = 0,
           micro_batch: int = 1, recompute: str = "none", dtype: str = "bf16", precision: str = "fp32-master",
@@ -34,4 +36,4 @@ def train(model: str, system: str = "trn1.32xlarge", *, global_batch: int, seq: 
                    dp=dp, ep=ep, cp=cp, zero=zero, micro_batch=micro_batch, recompute=recompute, dtype=dtype,
                    precision=precision, optimizer=optimizer, schedule=schedule, virtual_stages=virtual_stages,
                    fail_at=list(fail_at) if fail_at else None, **more)
-    return json.loads(_core.train.run(json.dumps(request)))
+    return json.loads(_core.train.run(json_request("trnsim.train", request)))

@@ -18,7 +18,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"trnsim: error: report needs {e.name} (pip install -r requirements.txt)", file=sys.stderr)
         return 2
     try:
-        out = build_report(args.results, args.output, args.title)
+        # A title from a non-UTF-8 argument (surrogate escapes) cannot be written as UTF-8 HTML.
+        title = None if args.title is None else args.title.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        out = build_report(args.results, args.output, title)
     except (ReportInputError, OSError) as e:
         print(f"trnsim: error: {e}", file=sys.stderr)
         return 2

@@ -102,6 +102,9 @@ def _attach_timeline(out: list[Result], records: list[dict], where: str) -> None
     serve.data = {**serve.data, "timeseries": records}
 
 
+_MAX_RESULT_BYTES = 256 << 20  # a --json result; a serve timeline of 10^6 bins is about 200 MB
+
+
 def load_results(items: Iterable[Union[str, os.PathLike, dict, list]]) -> list[Result]:
     """Results from file paths (.json, .parquet) or objects already in memory, labelled for legends."""
     out: list[Result] = []
@@ -117,6 +120,12 @@ def load_results(items: Iterable[Union[str, os.PathLike, dict, list]]) -> list[R
             if p.suffix == ".csv":
                 _attach_timeline(out, _csv_records(p), str(p))
                 continue
+            # Bounded: /dev/zero as a result read 22 GB before failing.
+            if not p.is_file():
+                raise ReportInputError(f"{p}: not a regular file (expected a trnsim --json result or a .parquet)")
+            if p.stat().st_size > _MAX_RESULT_BYTES:
+                raise ReportInputError(f"{p}: {p.stat().st_size} bytes, larger than a result file "
+                                       f"({_MAX_RESULT_BYTES >> 20} MiB)")
             try:
                 data = json.loads(p.read_text())
             except json.JSONDecodeError as e:

@@ -31,6 +31,13 @@ def _print_table(cols, rows, as_json: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.local is not None and not 0 <= args.local <= 4096:
+        # --local 2^31 asked Ray for 2^31 CPUs and ran past a minute.
+        print(f"trnsim: error: sweep: --local {args.local}: expected 0 (no Ray) to 4096 CPUs", file=sys.stderr)
+        return 2
+    if args.query is not None and not args.query.strip():
+        print("trnsim: error: sweep: --query is empty; give an SQL statement over the view `results`", file=sys.stderr)
+        return 2
     if args.spec is None and args.query is None:
         print("trnsim: error: sweep: give a sweep file, or --query SQL over existing results", file=sys.stderr)
         return 2

@@ -16,6 +16,10 @@ def query(results: Union[str, os.PathLike], sql: str) -> tuple[list[str], list[t
     path = Path(results)
     if not path.exists():
         raise SweepQueryError(f"{path}: no such results file (run the sweep first, or name it with -o)")
+    try:
+        sql.encode("utf-8")
+    except UnicodeEncodeError:  # a non-UTF-8 argument: DuckDB raised a bare std::bad_cast
+        raise SweepQueryError("--query: not UTF-8 text") from None
     con = duckdb.connect()
     try:
         literal = "'" + str(path).replace("'", "''") + "'"

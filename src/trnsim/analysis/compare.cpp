@@ -199,6 +199,7 @@ CompareResult run_compare(const CompareSpec& spec) {
     throw ConfigError(fmt::format("--price '{}': expected on-demand or reserved", spec.price));
   if (!(spec.attainment > 0 && spec.attainment <= 1)) throw ConfigError(fmt::format("--attainment {} outside (0, 1]", spec.attainment));
   if (!(spec.pue >= 1)) throw ConfigError(fmt::format("--pue {} below 1", spec.pue));
+  if (!(spec.kwh_usd >= 0)) throw ConfigError(fmt::format("--kwh-usd {}: expected >= 0", spec.kwh_usd));
   if (spec.max_replicas < 1) throw ConfigError("--max-replicas: expected >= 1");
   for (const char* k : {"system", "autoscale", "tp"})
     if (spec.serve.contains(k)) throw ConfigError(fmt::format("compare: --{} is set by compare itself (use --systems, --tp)", k));

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <cstdlib>
 
 #include "trnsim/common/error.h"
@@ -67,12 +69,32 @@ WorkloadFacts workload_from_json(const nlohmann::json& j, const std::string& sou
   return w;
 }
 
+void check_tco_options(const TcoOptions& o) {
+  if (!(o.utilisation > 0 && o.utilisation <= 1)) throw ConfigError(fmt::format("--utilisation {} outside (0, 1]", o.utilisation));
+  if (!(o.pue >= 1)) throw ConfigError(fmt::format("--pue {} below 1", o.pue));
+  // Prices and quantities are >= 0 (years > 0): --kwh-usd -1 gave a negative owned cost per hour.
+  const auto at_least_zero = [](const char* flag, double v) {
+    if (!(v >= 0)) throw ConfigError(fmt::format("{} {}: expected >= 0", flag, v));
+  };
+  at_least_zero("--kwh-usd", o.kwh_usd);
+  at_least_zero("--egress-usd-per-gb", o.egress_usd_per_gb);
+  at_least_zero("--egress-gb-per-million", o.egress_gb_per_million);
+  at_least_zero("--storage-usd-per-month", o.storage_usd_per_month);
+  at_least_zero("--tokens", o.job_tokens);
+  if (!(o.amortisation_years > 0)) throw ConfigError(fmt::format("--years {}: expected > 0", o.amortisation_years));
+  if (o.price != "on-demand" && o.price != "reserved") {
+    char* end = nullptr;
+    const double v = std::strtod(o.price.c_str(), &end);
+    if (end == o.price.c_str() || *end || !(v > 0) || !std::isfinite(v))
+      throw ConfigError(fmt::format("--price '{}': expected on-demand, reserved or a positive USD per instance-hour", o.price));
+  }
+}
+
 TcoResult tco(const SystemCostFacts& s, const WorkloadFacts& w, const TcoOptions& o) {
   if (w.chips > s.chips_per_instance && w.chips % s.chips_per_instance)
     throw ConfigError(fmt::format("a replica of {} chips does not fill whole {} instances of {} chips", w.chips, s.name,
                                   s.chips_per_instance));
-  if (!(o.utilisation > 0 && o.utilisation <= 1)) throw ConfigError(fmt::format("--utilisation {} outside (0, 1]", o.utilisation));
-  if (!(o.pue >= 1)) throw ConfigError(fmt::format("--pue {} below 1", o.pue));
+  check_tco_options(o);
   // Per instance-hour: replicas per instance (or a replica's share of instances).
   const double replicas = static_cast<double>(s.chips_per_instance) / w.chips;
   const double units_per_hour = w.per_s * replicas * 3600 * o.utilisation;
@@ -89,7 +111,7 @@ TcoResult tco(const SystemCostFacts& s, const WorkloadFacts& w, const TcoOptions
   else {
     char* end = nullptr;
     const double v = std::strtod(o.price.c_str(), &end);
-    if (end == o.price.c_str() || *end || !(v > 0))
+    if (end == o.price.c_str() || *end || !(v > 0) || !std::isfinite(v))
       throw ConfigError(fmt::format("--price '{}': expected on-demand, reserved or a positive USD per instance-hour", o.price));
     price = v;
     price_kind = "custom";

@@ -62,6 +62,10 @@ struct TcoResult {
   std::string table;                // the same for a terminal
 };
 
+// ConfigError naming the flag for an option outside its range (tco() checks them too; a
+// command calls this first, before it spends a workload run).
+void check_tco_options(const TcoOptions& options);
+
 TcoResult tco(const SystemCostFacts& system, const WorkloadFacts& workload, const TcoOptions& options);
 
 }  // namespace trnsim::analysis

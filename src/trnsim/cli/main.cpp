@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "trnsim/cli/command.h"
+#include "trnsim/cli/option_values.h"
 #include "trnsim/cli/python_handoff.h"
 #include "trnsim/common/error.h"
 
@@ -19,10 +20,14 @@ std::vector<Command>& registry() {
 }  // namespace trnsim::cli
 
 namespace {
-// CLI11 messages can span lines (e.g. "... not in {a, b}\n"); the promise is one line.
+// CLI11 messages can span lines (e.g. "... not in {a, b}\n"); the promise is one line. A
+// message quoting a 100 kB argument is cut in the middle, so that the line stays readable.
 std::string one_line(std::string s) {
   std::replace(s.begin(), s.end(), '\n', ' ');
   while (!s.empty() && s.back() == ' ') s.pop_back();
+  constexpr size_t kHead = 1600, kTail = 200;
+  if (s.size() > kHead + kTail + 100)
+    s = s.substr(0, kHead) + fmt::format(" [... {} bytes ...] ", s.size() - kHead - kTail) + s.substr(s.size() - kTail);
   return s;
 }
 }  // namespace
@@ -41,6 +46,7 @@ int main(int argc, char** argv) {
     auto run = c.setup(*sub);
     sub->callback([&chosen, run] { chosen = run; });
   }
+  check_option_values(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -54,7 +60,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "trnsim: error: {} (see trnsim --help)\n", one_line(e.what()));
     return 2;
   } catch (const trnsim::Error& e) {
-    fmt::print(stderr, "trnsim: error: {}\n", e.what());
+    fmt::print(stderr, "trnsim: error: {}\n", one_line(e.what()));
     return 2;
   }
   try {
@@ -73,10 +79,10 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "trnsim: error: writing the output failed: {}\n", one_line(e.what()));
     return 2;
   } catch (const trnsim::Error& e) {
-    fmt::print(stderr, "trnsim: error: {}\n", e.what());
+    fmt::print(stderr, "trnsim: error: {}\n", one_line(e.what()));
     return 2;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "trnsim: internal error: {}\n", e.what());
+    fmt::print(stderr, "trnsim: internal error: {}\n", one_line(e.what()));
     return 3;
   }
 }

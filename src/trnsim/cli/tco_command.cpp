@@ -54,6 +54,7 @@ analysis::WorkloadFacts offline_workload(TcoArgs a) {
 }
 
 int run(const TcoArgs& a) {
+  analysis::check_tco_options(a.o);  // before the workload run, whose note would come first
   const analysis::SystemCostFacts s = analysis::load_cost_facts(a.system);
   const analysis::WorkloadFacts w =
       a.model.empty() ? analysis::workload_from_json(read_result(a.result), a.result) : offline_workload(a);

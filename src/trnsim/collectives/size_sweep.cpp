@@ -31,6 +31,8 @@ int64_t parse_size(std::string_view s) {
 }
 
 std::vector<int64_t> parse_sizes(std::string_view spec, double factor) {
+  // Checked whether or not the sizes hold a range: --step-factor -1 beside one size was taken.
+  if (!(factor > 1.0)) throw ShapeError(fmt::format("step factor {} must be > 1", factor));
   std::vector<int64_t> out;
   size_t start = 0;
   while (start <= spec.size()) {

@@ -10,6 +10,13 @@ namespace trnsim::fabric {
 Fabric::Fabric(const hw::SystemSpec& sys, const FabricOptions& o)
     : chips_per_instance_(sys.chips_per_instance), chips_per_system_(sys.chips) {
   if (o.systems < 1) throw ConfigError(fmt::format("systems must be >= 1, got {}", o.systems));
+  // Links and ranks are built per chip (about 1 KB each) before any algorithm is chosen: 2^20
+  // systems took 4.5 GB and 44 s to be refused there, and chips past 2^31 wrapped an int.
+  if (static_cast<int64_t>(sys.chips) * o.systems > kMaxChips)
+    throw ConfigError(fmt::format("{} systems of {} = {} chips: the largest fabric trnsim builds has {} chips", o.systems,
+                                  sys.name, static_cast<int64_t>(sys.chips) * o.systems, kMaxChips));
+  if (o.ranks_per_chip < 0)
+    throw ConfigError(fmt::format("ranks per chip {}: expected > 0 (or 0 for the chip's NeuronCores)", o.ranks_per_chip));
   auto inner = make_topology(sys.topology, sys.chips);
   if (o.systems == 1)
     topology_ = std::move(inner);

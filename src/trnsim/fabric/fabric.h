@@ -24,6 +24,10 @@ struct FabricOptions {
   GBps chip_dma_bandwidth;     // the collective-DMA resource of each chip (required)
 };
 
+// The most chips a fabric is built for (2^20: past the largest Trainium clusters announced,
+// about 500,000 Trainium2 chips); more is a ConfigError before anything is allocated.
+inline constexpr int64_t kMaxChips = int64_t{1} << 20;
+
 class Fabric : public INetwork {
  public:
   Fabric(const hw::SystemSpec& system, const FabricOptions& options);

@@ -112,9 +112,28 @@ const char* kv_buckets_name(KvBuckets b) {
 
 namespace {
 
+// The longest sequence and the largest batch a generation is timed for (2^31: far past any
+// model's context). Beyond it input + output and the KV bytes would overflow, and --input
+// 2^63 - 1 ran for minutes instead of being refused.
+constexpr int64_t kMaxTokens = int64_t{1} << 31;
+// The largest batch: a prefill holds one entry per sequence (--batch 2^31 was a bad_alloc).
+constexpr int64_t kMaxBatch = int64_t{1} << 20;
+
+void check_request(const GenerationRequest& r) {
+  const auto in_range = [](const char* flag, int64_t v, int64_t lo, int64_t hi = kMaxTokens) {
+    if (v < lo || v > hi) throw ConfigError(fmt::format("{} {}: expected {} to {}", flag, v, lo, hi));
+  };
+  in_range("--batch", r.batch, 1, kMaxBatch);
+  in_range("--input", r.input, 1);
+  in_range("--output", r.output, 1);
+  in_range("--seq-len", r.seq_len, 0);  // 0: input + output
+  in_range("--micro-batches", r.micro_batches, 0, kMaxBatch);  // 0: min(batch, pp)
+  if (r.input + r.output > kMaxTokens)
+    throw ConfigError(fmt::format("--input + --output = {}: expected at most {} tokens", r.input + r.output, kMaxTokens));
+}
+
 GenerationResult generation_pass(const IStepCost& cost, const GenerationRequest& r) {
-  if (r.batch < 1 || r.input < 1 || r.output < 1)
-    throw ConfigError(fmt::format("--batch, --input and --output must be >= 1 (got {}, {}, {})", r.batch, r.input, r.output));
+  check_request(r);
   const int64_t seq_len = r.seq_len > 0 ? r.seq_len : r.input + r.output;
   if (seq_len < r.input + r.output)
     throw ConfigError(fmt::format("--seq-len {} is shorter than --input + --output ({})", seq_len, r.input + r.output));

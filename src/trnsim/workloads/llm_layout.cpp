@@ -35,6 +35,7 @@ Layout make_layout(const ModelDesc& m, const Deployment& d, const hw::SystemSpec
   l.tp = d.tp;
   l.pp = d.pp;
   l.ep = d.ep;
+  if (d.lnc < 0) throw ConfigError(fmt::format("--lnc {}: expected 1 or 2, or 0 for the chip's default", d.lnc));
   l.lnc = d.lnc > 0 ? d.lnc : default_lnc(system.chip);
   if (l.tp < 1 || l.pp < 1 || l.ep < 1) throw ConfigError("--tp, --pp and --ep must be >= 1");
   if (system.chip.neuron_cores % l.lnc != 0)

@@ -51,8 +51,36 @@ int as_int(int64_t x, const std::string& name) {
   return static_cast<int>(x);
 }
 
+// A seed is a whole number >= 0: -1 became 2^64 - 1 without a word.
+uint64_t seed(const json& v) {
+  const int64_t x = integer(v, "seed");
+  if (x < 0) throw ConfigError(fmt::format("--seed: {}; expected a whole number >= 0", x));
+  return static_cast<uint64_t>(x);
+}
+
 double non_negative(const json& v, const std::string& name) {
   const double x = real(v, name);
+  if (x < 0) throw ConfigError(fmt::format("--{}: {}; expected >= 0", name, x));
+  return x;
+}
+
+// An MTBF: 0 (no failures drawn) or at least one second; 1e-300 h drew failures without end.
+double mtbf_hours(const json& v, const std::string& name) {
+  const double h = non_negative(v, name);
+  if (h > 0 && h < 1.0 / 3600)
+    throw ConfigError(fmt::format("--{}: {} h; expected 0 (none) or at least 1 s ({:.6g} h)", name, h, 1.0 / 3600));
+  return h;
+}
+
+// Durations, periods and bandwidths: > 0 (-1 s bursts were taken without a word).
+double positive_real(const json& v, const std::string& name) {
+  const double x = real(v, name);
+  if (!(x > 0)) throw ConfigError(fmt::format("--{}: {}; expected > 0", name, x));
+  return x;
+}
+
+int64_t whole_non_negative(const json& v, const std::string& name) {
+  const int64_t x = integer(v, name);
   if (x < 0) throw ConfigError(fmt::format("--{}: {}; expected >= 0", name, x));
   return x;
 }
@@ -134,9 +162,9 @@ std::vector<ServeOptionInfo> make_table() {
       {"prefix-caching", K::Flag, "cache shared prompt prefixes (vLLM automatic prefix caching)",
        FIELD(s.options.engine.prefix_caching = flag(v, "prefix-caching"))},
       {"prefix-groups", K::Value, "requests share one of this many prompt prefixes (system prompts)",
-       FIELD(s.options.traffic.prefix_groups = as_int(integer(v, "prefix-groups"), "prefix-groups"))},
+       FIELD(s.options.traffic.prefix_groups = as_int(whole_non_negative(v, "prefix-groups"), "prefix-groups"))},
       {"prefix-tokens", K::Value, "tokens of each shared prefix",
-       FIELD(s.options.traffic.prefix_tokens = as_int(integer(v, "prefix-tokens"), "prefix-tokens"))},
+       FIELD(s.options.traffic.prefix_tokens = as_int(whole_non_negative(v, "prefix-tokens"), "prefix-tokens"))},
       {"buckets", K::List, "static batching: sequence-length buckets (default powers of 2 from 128)",
        [](ServeSpec& s, const json& v) {
          s.options.engine.buckets.clear();
@@ -147,10 +175,10 @@ std::vector<ServeOptionInfo> make_table() {
       {"arrival", K::Value, "poisson (default), gamma, onoff or ramp", FIELD(s.options.traffic.arrivals.process = text(v, "arrival"))},
       {"burstiness", K::Value, "gamma shape as vLLM's benchmark (1 Poisson, < 1 burstier); implies --arrival gamma",
        FIELD(s.options.traffic.arrivals.burstiness = real(v, "burstiness"))},
-      {"on-s", K::Value, "onoff: burst length, s (default 10)", FIELD(s.options.traffic.arrivals.on_s = real(v, "on-s"))},
-      {"off-s", K::Value, "onoff: gap length, s (default 10)", FIELD(s.options.traffic.arrivals.off_s = real(v, "off-s"))},
-      {"ramp-to", K::Value, "ramp: the rate at the end, requests/s", FIELD(s.options.traffic.arrivals.ramp_to_qps = real(v, "ramp-to"))},
-      {"ramp-s", K::Value, "ramp: its length, s (default --duration)", FIELD(s.options.traffic.arrivals.ramp_s = real(v, "ramp-s"))},
+      {"on-s", K::Value, "onoff: burst length, s (default 10)", FIELD(s.options.traffic.arrivals.on_s = positive_real(v, "on-s"))},
+      {"off-s", K::Value, "onoff: gap length, s (default 10)", FIELD(s.options.traffic.arrivals.off_s = positive_real(v, "off-s"))},
+      {"ramp-to", K::Value, "ramp: the rate at the end, requests/s", FIELD(s.options.traffic.arrivals.ramp_to_qps = non_negative(v, "ramp-to"))},
+      {"ramp-s", K::Value, "ramp: its length, s (default --duration)", FIELD(s.options.traffic.arrivals.ramp_s = positive_real(v, "ramp-s"))},
       {"concurrency", K::Value, "closed loop: N clients, each sends when its previous request ends",
        FIELD(s.options.traffic.concurrency = as_int(positive(v, "concurrency"), "concurrency"))},
       {"offline", K::Flag, "all requests queued at time 0 (MLPerf Offline, trtllm-bench)",
@@ -166,7 +194,7 @@ std::vector<ServeOptionInfo> make_table() {
        FIELD(s.options.traffic.input = parse_length_spec(text(v, "input"), "input"))},
       {"output", K::Value, "output tokens: N, LO:HI or fit:TRACE.csv, default 128",
        FIELD(s.options.traffic.output = parse_length_spec(text(v, "output"), "output"))},
-      {"seed", K::Value, "random seed (default 0)", FIELD(s.options.traffic.seed = static_cast<uint64_t>(integer(v, "seed")))},
+      {"seed", K::Value, "random seed (default 0)", FIELD(s.options.traffic.seed = seed(v))},
       {"slo", K::Value, "mlperf-server, mlperf-interactive or ttft=2s,tpot=200ms (goodput)",
        FIELD(s.options.slo = parse_slo(text(v, "slo")))},
       {"fail", K::List, "replica[:I]@T, chip[:I]@T, link[:I]@T[+D], degrade[:I]=F@T[+D] (repeatable)",
@@ -174,9 +202,9 @@ std::vector<ServeOptionInfo> make_table() {
          for (const auto& f : items(v, "fail")) s.options.cluster.failures.push_back(parse_failure(f));
        }},
       {"mtbf-hours", K::Value, "chip failures drawn with this mean time between failures per chip",
-       FIELD(s.options.cluster.mtbf_hours = non_negative(v, "mtbf-hours"))},
+       FIELD(s.options.cluster.mtbf_hours = mtbf_hours(v, "mtbf-hours"))},
       {"link-mtbf-hours", K::Value, "link failures (fabric at half bandwidth) drawn with this MTBF per chip's link",
-       FIELD(s.options.cluster.link_mtbf_hours = non_negative(v, "link-mtbf-hours"))},
+       FIELD(s.options.cluster.link_mtbf_hours = mtbf_hours(v, "link-mtbf-hours"))},
       {"link-repair-s", K::Value, "a drawn link failure is repaired after this many seconds (default 600)",
        FIELD(s.options.cluster.link_repair_s = non_negative(v, "link-repair-s"))},
       {"repair-s", K::Value, "a lost chip is replaced after this many seconds (then a cold start)",
@@ -192,7 +220,7 @@ std::vector<ServeOptionInfo> make_table() {
            throw ConfigError(fmt::format("--autoscale '{}': MAX below MIN", t));
        }},
       {"autoscale-interval-s", K::Value, "autoscaler period, s (default 10)",
-       FIELD(s.options.cluster.autoscale_interval_s = real(v, "autoscale-interval-s"))},
+       FIELD(s.options.cluster.autoscale_interval_s = positive_real(v, "autoscale-interval-s"))},
       {"scale-up-queue", K::Value, "waiting requests per replica that add one (default 4)",
        FIELD(s.options.cluster.scale_up_queue = non_negative(v, "scale-up-queue"))},
       {"scale-down-utilization", K::Value, "busy fraction under which one is drained (default 0.3)",
@@ -210,7 +238,7 @@ std::vector<ServeOptionInfo> make_table() {
       {"cold", K::Flag, "the replicas start cold at time 0 (the first requests wait for them)",
        FIELD(s.options.cold.start_cold = flag(v, "cold"))},
       {"kv-transfer-gbps", K::Value, "disaggregated: KV transfer bandwidth, GB/s (default: the system's fabric)",
-       FIELD(s.options.cluster.kv_transfer_gbps = real(v, "kv-transfer-gbps"))},
+       FIELD(s.options.cluster.kv_transfer_gbps = positive_real(v, "kv-transfer-gbps"))},
       {"kv-transfer-latency-us", K::Value, "disaggregated: KV transfer latency, us (default: the fabric's)",
        FIELD(s.options.cluster.kv_transfer_latency_s = non_negative(v, "kv-transfer-latency-us") * 1e-6)},
       {"timeline-bin-s", K::Value, "time-series bin, s (default 1)", FIELD(s.options.timeline_bin_s = real(v, "timeline-bin-s"))},

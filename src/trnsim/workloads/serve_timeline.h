@@ -2,9 +2,13 @@
 // (arrivals, completions, tokens, preemptions) and the state sampled at each bin's end
 // (requests running and waiting, KV-cache utilisation, replicas up).
 #pragma once
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
+
+#include "trnsim/common/error.h"
 
 namespace trnsim::workloads {
 
@@ -16,11 +20,15 @@ struct TimelineBin {
   double held_s = 0;          // replica-seconds held in the bin (up, cold, draining): x idle power = static energy
 };
 
+// The most bins a run keeps (about 100 B each: 200 MB; 24 days at the default 1 s). A tiny
+// --timeline-bin-s (1e-300) made t / bin_s past size_t (undefined) and grew to 12 GB.
+inline constexpr size_t kMaxTimelineBins = size_t{1} << 21;
+
 class Timeline {
  public:
   explicit Timeline(double bin_s = 1.0) : bin_s_(bin_s) {}
   TimelineBin& at(double t) {
-    const size_t i = t <= 0 ? 0 : static_cast<size_t>(t / bin_s_);
+    const size_t i = index(t);
     if (i >= bins_.size()) bins_.resize(i + 1);
     return bins_[i];
   }
@@ -33,8 +41,17 @@ class Timeline {
   const std::vector<TimelineBin>& bins() const { return bins_; }
 
  private:
+  size_t index(double t) const {
+    if (!(t > 0)) return 0;
+    const double i = t / bin_s_;
+    if (!(i < static_cast<double>(kMaxTimelineBins)))
+      throw ConfigError(fmt::format("--timeline-bin-s {}: the run reaches {} s, more than {} bins; give a larger bin",
+                                    bin_s_, t, kMaxTimelineBins));
+    return static_cast<size_t>(i);
+  }
+
   void spread(double t0, double t1, double j, double TimelineBin::*field) {
-    const size_t i0 = t0 <= 0 ? 0 : static_cast<size_t>(t0 / bin_s_), i1 = t1 <= 0 ? 0 : static_cast<size_t>(t1 / bin_s_);
+    const size_t i0 = index(t0), i1 = index(t1);
     if (i1 >= bins_.size()) bins_.resize(i1 + 1);
     if (i1 == i0 || !(t1 > t0)) {
       bins_[i0].*field += j;

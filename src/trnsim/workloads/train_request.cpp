@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <limits>
 #include <map>
 
 #include "trnsim/common/error.h"
@@ -15,6 +16,18 @@ using nlohmann::json;
 
 template <class T>
 T get(const json& v, const std::string& key) {
+  // nlohmann converts any number to any arithmetic type: 1e308 into an int (undefined), 2^63
+  // into an int (wrapped), -1 into nothing in between. An integer option takes a whole number
+  // that fits it.
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+                      : v.is_number_integer() ? v.get<int64_t>() >= std::numeric_limits<T>::min() &&
+                                                    v.get<int64_t>() <= std::numeric_limits<T>::max()
+                                              : false;
+    if (!fits)
+      throw ConfigError(fmt::format("train: '{}': expected a whole number {} to {}, got {}", key,
+                                    std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), v.dump()));
+  }
   try {
     return v.get<T>();
   } catch (const json::exception&) {
@@ -79,6 +92,34 @@ const std::map<std::string, Setter>& setters() {
   return s;
 }
 
+// Each quantity in the range it has a meaning in, checked before anything is sized: --global-batch
+// 2^31 allocated 12 GB, --tokens 1e308 overflowed into negative times, --checkpoint-gbps 0 or
+// 1e-300 ran past a minute, -1 gave a negative checkpoint time. 0 keeps a default where it
+// has one (dp, tokens, steps, intervals).
+void check_ranges(const TrainRequest& r) {
+  const auto in = [](const char* flag, double v, double lo, double hi) {
+    if (!(v >= lo && v <= hi)) throw ConfigError(fmt::format("train: {} {}: expected {} to {}", flag, v, lo, hi));
+  };
+  const auto& c = r.config;
+  in("--global-batch", static_cast<double>(c.global_batch), 1, 1 << 24);
+  in("--micro-batch", static_cast<double>(c.micro_batch), 1, 1 << 24);
+  in("--seq", static_cast<double>(c.seq), 1, 2147483648.0);
+  for (auto [flag, v] : {std::pair{"--nodes", c.nodes}, {"--dp", c.dp}, {"--tp", c.tp}, {"--pp", c.pp}, {"--ep", c.ep},
+                         {"--cp", c.cp}, {"--virtual-stages", c.virtual_stages}, {"--lnc", c.lnc}})
+    in(flag, v, 0, 1 << 24);  // 0: the default where there is one; the layout checks the rest
+  in("--zero", c.zero, 0, 3);
+  in("--tokens", r.tokens, 0, 1e18);  // 0: none; 10^18 is 60,000 x Llama 3's 15 T tokens
+  in("--steps", static_cast<double>(r.steps), 0, 1e12);
+  for (int64_t s : r.fail_at) in("--fail-at", static_cast<double>(s), 0, 1e12);
+  // MTBFs from one second to 10^9 hours; checkpoint bandwidth 1 MB/s to 1 PB/s, as hw quantities.
+  for (auto [flag, v] : {std::pair{"--mtbf-hours", r.failures.chip_mtbf_h}, {"--node-mtbf-hours", r.failures.node_mtbf_h},
+                         {"--link-mtbf-hours", r.failures.link_mtbf_h}})
+    if (v != 0) in(flag, v, 1.0 / 3600, 1e9);
+  in("--checkpoint-gbps", r.checkpoint.write_gbps_per_node, 1e-3, 1e6);
+  in("--checkpoint-interval-s", r.checkpoint.interval_s, 0, 1e9);
+  in("--reschedule-s", r.checkpoint.reschedule_s, 0, 1e9);
+}
+
 }  // namespace
 
 TrainRequest train_request(const json& j) {
@@ -97,6 +138,7 @@ TrainRequest train_request(const json& j) {
   if (r.model.empty()) throw ConfigError("train: 'model' is required (a configs/models preset or a config.json)");
   if (r.config.global_batch <= 0) throw ConfigError("train: 'global_batch' is required");
   if (r.config.seq <= 0) throw ConfigError("train: 'seq' is required");
+  check_ranges(r);
   if (!(r.conditions.straggler_slowdown >= 1.0))
     throw ConfigError(fmt::format("train: straggler_slowdown: expected >= 1, got {}", r.conditions.straggler_slowdown));
   return r;

@@ -103,7 +103,7 @@ json run_train(const TrainRequest& r, const StepCostFactory& factory) {
   };
   std::optional<WorkloadThrottle> throttle;
   double clock = r.config.clock_scale;
-  if (r.power_cap_w > 0) {
+  if (r.power_cap_w != 0) {  // a negative cap is refused there (it was taken as none)
     throttle = throttle_workload(r.config.system, clock, PowerCap{r.power_cap_w, r.power_cap_scope}, [&](double f) {
       const TrainStep t = step_at(f);
       return hw::PowerMeasure{t.step_ns * 1e-9, t.energy.total() / t.layout.chips};
