@@ -579,6 +579,24 @@ def test_attention_and_qkv_fusion_are_linear_in_the_blocks(tmp_path):
     assert ops.count("FusedAttention") == 800 and ops.count("MatMul") == 800 and len(ops) == 1600, len(ops)
 
 
+def test_a_long_strided_stream_is_tracked_in_linear_time():
+    # The tracker's phase index grouped records by residue alone: the 8,192 output blocks of
+    # `kernel transpose --cols 2^20` all share a residue, so every store met every earlier one
+    # (27 s; 2^22 columns 521 s, round 8 CLI sweep). Residue groups are now keyed by address
+    # too: 0.2 s. The simulated time equals the DMA-bound closed form's order: the same as the
+    # 2^18-column run scaled by 4 within 1%.
+    import time
+    def run(cols):
+        t0 = time.perf_counter()
+        p = cli("kernel", "transpose", "--cols", str(cols), "--timing-only", "--json", timeout=120)
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)["time_s"], time.perf_counter() - t0
+    small, _ = run(1 << 18)
+    big, wall = run(1 << 20)
+    assert wall < 10, wall
+    assert abs(big / small - 4) < 0.04, (big, small)
+
+
 def test_float_to_integer_cast_of_non_finite_values_matches_the_host_folding():
     # Round 6 (differential run of the onnx_run_structured corpus): on the device, a cast of
     # -inf or NaN to an integer type truncated through fmod and left NaN in the integer tensor

@@ -84,13 +84,18 @@ void AccessList::push(const Access& a) {
 
 void AccessList::index(uint64_t seq, const Access& a) {
   Phase ph;
-  if (phase_of(a.set, ph)) by_phase_[ph.period].insert(ph.residue, ph.width, seq);
-  else by_range_.insert(a.box.b0, a.box.b1 - a.box.b0, seq);
+  if (phase_of(a.set, ph)) {
+    PhaseGroups& pg = by_phase_[ph.period];
+    pg.max_width = std::max(pg.max_width, ph.width);
+    pg.groups[{ph.residue, ph.width}].insert(a.box.b0, a.box.b1 - a.box.b0, seq);
+  } else {
+    by_range_.insert(a.box.b0, a.box.b1 - a.box.b0, seq);
+  }
 }
 
 void AccessList::unindex(uint64_t seq, const Access& a) {
   Phase ph;
-  if (phase_of(a.set, ph)) by_phase_[ph.period].erase(ph.residue, ph.width, seq);
+  if (phase_of(a.set, ph)) by_phase_[ph.period].groups[{ph.residue, ph.width}].erase(a.box.b0, a.box.b1 - a.box.b0, seq);
   else by_range_.erase(a.box.b0, a.box.b1 - a.box.b0, seq);
 }
 
@@ -103,16 +108,21 @@ std::vector<size_t> AccessList::positions_near(const Box& q, const ByteSet& s) c
   std::vector<uint64_t> seqs;
   by_range_.query(q.b0, q.b1, seqs);
   const bool exact = s.runs() <= kExactRuns;
-  for (auto& [period, idx] : by_phase_) {
-    if (idx.empty()) continue;
+  for (auto& [period, pg] : by_phase_) {
     if (s.empty) continue;  // meets nothing, covers only empty records (never phased)
     // The residues mod `period` the query's bytes lie in: [start, start + len).
     int64_t start = 0, len = 0;
     if (s.n >= 1 && s.stride[0] % period == 0) { start = s.base; len = s.extent[0]; }
     else { start = s.lo(); len = s.hi() - s.lo(); }
-    if (!exact || len >= period) { idx.all(seqs); continue; }
+    // Every group whose residue window meets [lo, hi] (closed), then its records whose box meets q's.
+    auto groups_meeting = [&](int64_t lo, int64_t hi) {
+      const int64_t from = lo < kMin + pg.max_width ? kMin : lo - pg.max_width;
+      for (auto it = pg.groups.lower_bound({from, kMin}); it != pg.groups.end() && it->first.first <= hi; ++it)
+        if (it->first.first + it->first.second >= lo) it->second.query(q.b0, q.b1, seqs);
+    };
+    if (!exact || len >= period) { groups_meeting(kMin, std::numeric_limits<int64_t>::max()); continue; }
     start = floor_mod(start, period);
-    for (int64_t shift : {-period, int64_t{0}, period}) idx.query(start + shift, start + shift + len, seqs);
+    for (int64_t shift : {-period, int64_t{0}, period}) groups_meeting(start + shift, start + shift + len);
   }
   std::sort(seqs.begin(), seqs.end());
   seqs.erase(std::unique(seqs.begin(), seqs.end()), seqs.end());
