@@ -597,6 +597,37 @@ def test_a_long_strided_stream_is_tracked_in_linear_time():
     assert abs(big / small - 4) < 0.04, (big, small)
 
 
+@pytest.mark.parametrize("op,int_input", [("Unsqueeze", 1), ("Slice", 1), ("Tile", 1), ("Reshape", 1)])
+def test_an_integer_input_given_as_float_is_a_one_line_type_error(tmp_path, op, int_input):
+    # Round 8 (onnx_structured, UBSan): an Unsqueeze whose axes were a float weight holding NaN;
+    # the NaN was cast to int64 (undefined). Axes, starts, repeats and shapes are int64 in ONNX:
+    # a float tensor there is refused naming the input; the int64 model matches onnxruntime.
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+    consts = {"Unsqueeze": [np.array([0], np.int64)], "Slice": [np.array([0], np.int64), np.array([2], np.int64)],
+              "Tile": [np.array([2, 1], np.int64)], "Reshape": [np.array([3, 2], np.int64)]}[op]
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+    def model(float_ints):
+        inits = [numpy_helper.from_array(c.astype(np.float32) if (i + 1 == int_input and float_ints) else c, f"c{i}")
+                 for i, c in enumerate(consts)]
+        if float_ints:
+            inits[int_input - 1] = numpy_helper.from_array(np.array([np.nan] + [0.0] * (consts[int_input - 1].size - 1), np.float32),
+                                                           f"c{int_input - 1}")
+        node = helper.make_node(op, ["x"] + [f"c{i}" for i in range(len(consts))], ["y"], name="n")
+        g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 9
+        return m.SerializeToString()
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model(True))
+    one_line_error(cli("run", str(path)), f"node 'n' ({op}): input {int_input} 'c{int_input - 1}' is f32", "integer tensor")
+    want = ort.InferenceSession(model(False), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = np.asarray(trnsim.compile_onnx(model(False), dtype="fp32").run({"x": x})["y"])
+    np.testing.assert_array_equal(got, want)
+
+
 def test_float_to_integer_cast_of_non_finite_values_matches_the_host_folding():
     # Round 6 (differential run of the onnx_run_structured corpus): on the device, a cast of
     # -inf or NaN to an integer type truncated through fmod and left NaN in the integer tensor

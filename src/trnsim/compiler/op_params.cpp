@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "trnsim/common/checked.h"
@@ -34,11 +35,22 @@ const ConstData& const_values(const Graph& g, const Node& n, size_t input) {
 }
 
 std::vector<int64_t> const_ints(const Graph& g, const Node& n, size_t input) {
+  // Axes, shapes, pads, starts, repeats, K, sizes: ONNX types them int64 (or int32). A float
+  // tensor there was truncated, and its NaN cast to int64 was undefined (UBSan; fuzz round 8,
+  // an Unsqueeze whose axes were a float weight).
+  const ConstData& data = const_values(g, n, input);  // present and constant, or a one-line error
+  const TensorInfo& t = g.tensor(n.inputs[input]);
+  if (!is_integral(t.type) || t.type == ElemType::Bool)
+    throw ShapeError(fmt::format("node '{}' ({}): input {} '{}' is {}; the operator takes an integer tensor there (ONNX "
+                                 "type constraint: int64 or int32)", n.name, op_name(n.op), input, t.name, elem_name(t.type)));
   std::vector<int64_t> v;
   // Values are held as doubles: INT64_MAX/MIN ("to the end" in Slice) round to +-2^63, which
   // must saturate instead of overflowing the conversion.
-  for (double d : const_values(g, n, input))
+  for (double d : data) {
+    if (std::isnan(d))  // an integer tensor folded on the host from an undefined value
+      throw ShapeError(fmt::format("node '{}' ({}): input {} '{}' holds NaN where an integer is needed", n.name, op_name(n.op), input, t.name));
     v.push_back(d >= 0x1p63 ? std::numeric_limits<int64_t>::max() : d <= -0x1p63 ? std::numeric_limits<int64_t>::min() : static_cast<int64_t>(d));
+  }
   return v;
 }
 
