@@ -65,6 +65,13 @@ double const_scalar(const Graph& g, const Node& n, size_t input, double def) {
   return d[0];
 }
 
+int64_t const_int_scalar(const Graph& g, const Node& n, size_t input, int64_t def) {
+  if (input >= n.inputs.size() || n.inputs[input].empty()) return def;
+  const std::vector<int64_t> v = const_ints(g, n, input);
+  if (v.size() != 1) throw ShapeError(fmt::format("node '{}': input '{}' must be a scalar", n.name, n.inputs[input]));
+  return v[0];
+}
+
 // ONNX defines keepdims 0 and 1 only; onnxruntime keeps for 1 alone, so another value was a
 // silent shape disagreement (fuzz round 7): refused, naming the node
 bool keepdims(const Node& n) {

@@ -14,6 +14,8 @@ namespace trnsim::compiler {
 const ConstData& const_values(const Graph& g, const Node& n, size_t input);
 std::vector<int64_t> const_ints(const Graph& g, const Node& n, size_t input);
 double const_scalar(const Graph& g, const Node& n, size_t input, double def);
+// An integer scalar input (CumSum's axis, Trilu's k): const_ints' checks, one value.
+int64_t const_int_scalar(const Graph& g, const Node& n, size_t input, int64_t def);
 
 // Reduce*: the sorted, normalised axes (all when none are given and noop_with_empty_axes = 0).
 std::vector<int64_t> reduce_axes(const Graph& g, const Node& n, int64_t rank);

@@ -10,7 +10,7 @@ namespace {
 using namespace decomp;
 
 int64_t axis_of(const Graph& g, const Node& n) {
-  return normalize_axis(static_cast<int64_t>(const_scalar(g, n, 1, 0)), static_cast<int64_t>(input(g, n, 0).shape.size()), n.name);
+  return normalize_axis(const_int_scalar(g, n, 1, 0), static_cast<int64_t>(input(g, n, 0).shape.size()), n.name);
 }
 
 void infer(Graph& g, const Node& n) {

@@ -9,7 +9,7 @@ namespace {
 // Whether element (i, j) of the last two axes is kept.
 bool kept(const Node& n, int64_t k, int64_t i, int64_t j) { return n.i("upper", 1) ? j - i >= k : j - i <= k; }
 
-int64_t diagonal(const Graph& g, const Node& n) { return static_cast<int64_t>(const_scalar(g, n, 1, 0)); }
+int64_t diagonal(const Graph& g, const Node& n) { return const_int_scalar(g, n, 1, 0); }
 
 void infer(Graph& g, const Node& n) {
   if (input(g, n, 0).shape.size() < 2)
