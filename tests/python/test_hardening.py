@@ -628,6 +628,19 @@ def test_an_integer_input_given_as_float_is_a_one_line_type_error(tmp_path, op, 
     np.testing.assert_array_equal(got, want)
 
 
+def test_gather_elements_one_hot_size_is_checked_arithmetic(tmp_path):
+    # Round 8 (onnx_structured, UBSan): run-time indices of 2^23 rows over an axis of 2^41: the
+    # one-hot's size numel(indices) x D overflowed int64 before its bound was checked.
+    from onnx import TensorProto, helper
+    node = helper.make_node("GatherElements", ["x", "i"], ["y"], name="ge", axis=0)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1 << 41, 1]),
+                                        helper.make_tensor_value_info("i", TensorProto.INT64, [1 << 23, 1])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = tmp_path / "ge.onnx"
+    path.write_bytes(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    one_line_error(cli("run", str(path), "--timing-only"), "node 'ge': GatherElements one-hot: shape too large")
+
+
 def test_float_to_integer_cast_of_non_finite_values_matches_the_host_folding():
     # Round 6 (differential run of the onnx_run_structured corpus): on the device, a cast of
     # -inf or NaN to an integer type truncated through fmod and left NaN in the integer tensor

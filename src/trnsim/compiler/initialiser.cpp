@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "trnsim/common/checked.h"
 #include "trnsim/common/error.h"
 
 namespace trnsim::compiler {
@@ -46,7 +47,7 @@ int64_t constant_bytes(const Graph& g) {
   int64_t bits = 0;
   for (const auto& n : used) {
     const TensorInfo& t = g.tensor(n);
-    bits += numel(t.shape) * storage_bits(t.type);
+    bits = checked_add(bits, checked_mul(numel(t.shape), storage_bits(t.type), "constant bits"), "constant bits");
   }
   return (bits + 7) / 8;
 }

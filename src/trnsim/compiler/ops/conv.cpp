@@ -11,6 +11,7 @@
 //  - other groups: per group Slices + the same Im2col + MatMul.
 #include <algorithm>
 
+#include "trnsim/common/checked.h"
 #include "trnsim/compiler/lower_conv.h"
 #include "trnsim/compiler/lower_elementwise.h"
 #include "trnsim/compiler/op_unit.h"
@@ -27,14 +28,14 @@ void infer(Graph& g, const Node& n) {
   Shape k(w.begin() + 2, w.end());
   auto ks = n.ints("kernel_shape", k);
   if (ks != k) throw ShapeError(fmt::format("node '{}': kernel_shape disagrees with the weight", n.name));
-  if (x[1] != w[1] * n.i("group", 1)) throw ShapeError(fmt::format("node '{}': {} input channels, weight expects {} x group", n.name, x[1], w[1]));
+  if (x[1] != checked_mul(w[1], n.i("group", 1), fmt::format("node '{}': Conv channels", n.name))) throw ShapeError(fmt::format("node '{}': {} input channels, weight expects {} x group", n.name, x[1], w[1]));
   set_output(g, n, 0, window_output_shape(n, x, k, w[0]), input(g, n, 0).type);
 }
 
 // The Im2col attributes: kernel_shape, strides, dilations, out_spatial (the output's spatial dims).
 Shape im2col_shape(const Node& n, const Shape& x) {
   const auto k = n.ints("kernel_shape"), o = n.ints("out_spatial");
-  return {x[0], x[1] * numel(k), numel(o)};
+  return {x[0], checked_mul(x[1], numel(k), "Im2col rows"), numel(o)};
 }
 
 void infer_im2col(Graph& g, const Node& n) {

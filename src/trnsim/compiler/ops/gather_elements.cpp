@@ -1,5 +1,6 @@
 // GatherElements: out[.., j, ..] = data[.., idx[.., j, ..], ..] (j on `axis`); folded on the
 // host when constant, else an exact one-hot selection from element-wise ops and a ReduceSum.
+#include "trnsim/common/checked.h"
 #include "trnsim/compiler/lower_elementwise.h"
 #include "trnsim/compiler/op_unit.h"
 
@@ -56,7 +57,8 @@ bool decompose(GraphEditor& e, const Node& n) {
     if (d != axis && is[d] > xs[d])
       throw ShapeError(fmt::format("node '{}': GatherElements indices {} exceed data {} on axis {}", n.name, shape_str(is), shape_str(xs), d));
   constexpr int64_t kMaxOneHot = int64_t{1} << 26;
-  if (numel(is) * D > kMaxOneHot)
+  // The product in checked arithmetic: two large factors overflowed int64 (UBSan; fuzz round 8).
+  if (checked_mul(numel(is), D, fmt::format("node '{}': GatherElements one-hot", n.name)) > kMaxOneHot)
     throw UnsupportedError(fmt::format("unsupported: op GatherElements (run-time indices {} over an axis of {}: one-hot of more than 2^26 elements) at node '{}'",
                                        shape_str(is), D, n.name));
   if (numel(is) == 0 || D == 0)
