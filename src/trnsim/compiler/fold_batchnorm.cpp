@@ -78,13 +78,7 @@ void fold_batchnorm(Graph& g) {
     if (g.nodes[i].op == OpKind::Conv && !g.nodes[i].outputs.empty()) conv_of[g.nodes[i].outputs[0]] = i;
   std::vector<bool> folded(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) folded[i] = fold(g, i, cons, outputs, conv_of);
-  size_t k = 0;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (folded[i]) continue;
-    if (k != i) g.nodes[k] = std::move(g.nodes[i]);  // not onto itself: a self-moved vector empties
-    ++k;
-  }
-  g.nodes.resize(k);
+  g.erase_nodes(folded);
 }
 
 }  // namespace trnsim::compiler

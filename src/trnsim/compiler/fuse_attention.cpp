@@ -241,13 +241,7 @@ int fuse_attention(Graph& g) {
       if (try_fuse(m, i, gone, touched)) ++count;
       else retry = retry || m.stale;
     }
-    size_t k = 0;
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      if (gone[i]) continue;
-      if (k != i) g.nodes[k] = std::move(g.nodes[i]);  // not onto itself: a self-moved vector empties
-      ++k;
-    }
-    g.nodes.resize(k);
+    g.erase_nodes(gone);
   }
   eliminate_dead_code(g);  // the absorbed Transposes and the intermediate tensors
   return count;

@@ -180,13 +180,7 @@ int fuse_qkv(Graph& g) {
     if (g.nodes[ai].op != OpKind::FusedAttention) continue;
     if (const auto m = match(g, ai, cons, prod, outs); m && fuse_one(g, ai, *m, gone)) ++count;
   }
-  size_t k = 0;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (gone[i]) continue;
-    if (k != i) g.nodes[k] = std::move(g.nodes[i]);  // not onto itself: a self-moved vector empties
-    ++k;
-  }
-  g.nodes.resize(k);
+  g.erase_nodes(gone);
   if (count) eliminate_dead_code(g);  // the Reshapes the attention no longer reads
   return count;
 }

@@ -80,6 +80,16 @@ std::string Graph::fresh(const std::string& base) {
   return n;
 }
 
+void Graph::erase_nodes(const std::vector<bool>& gone) {
+  size_t k = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (i < gone.size() && gone[i]) continue;
+    if (k != i) nodes[k] = std::move(nodes[i]);  // not onto itself: a self-moved vector empties
+    ++k;
+  }
+  nodes.resize(k);
+}
+
 std::map<std::string, std::vector<size_t>> Graph::consumers() const {
   std::map<std::string, std::vector<size_t>> c;
   for (size_t i = 0; i < nodes.size(); ++i) {
