@@ -641,6 +641,27 @@ def test_gather_elements_one_hot_size_is_checked_arithmetic(tmp_path):
     one_line_error(cli("run", str(path), "--timing-only"), "node 'ge': GatherElements one-hot: shape too large")
 
 
+def test_unsqueeze_repeated_axes_are_refused_and_distinct_ones_match_onnxruntime():
+    # Round 8 (onnx_run_structured, ASan negative-size-param): Unsqueeze of a rank-1 tensor with
+    # axes [2, 2] took the output rank from the axes input's declared shape and inserted past the
+    # end. ONNX refuses repeated axes (onnxruntime too); distinct ones equal onnxruntime.
+    import onnxruntime as ort
+    path = ROOT / "fuzz" / "regressions" / "onnx" / "unsqueeze-repeated-high-axis-past-end-asan.onnx"
+    one_line_error(cli("run", str(path), "--timing-only"), "node 'Unsqueeze_0' (Unsqueeze): axis 2 given twice")
+    from onnx import TensorProto, helper, numpy_helper
+    g = helper.make_graph([helper.make_node("Unsqueeze", ["x", "axes"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [numpy_helper.from_array(np.array([3, 0, -1], np.int64), "axes")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 9
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = np.asarray(trnsim.compile_onnx(m.SerializeToString(), dtype="fp32").run({"x": x})["y"])
+    assert got.shape == want.shape == (1, 2, 3, 1, 1)
+    np.testing.assert_array_equal(got, want)
+
+
 def test_float_to_integer_cast_of_non_finite_values_matches_the_host_folding():
     # Round 6 (differential run of the onnx_run_structured corpus): on the device, a cast of
     # -inf or NaN to an integer type truncated through fmod and left NaN in the integer tensor

@@ -141,10 +141,16 @@ std::vector<SliceRange> slice_ranges(const Graph& g, const Node& n, const Shape&
   return r;
 }
 
-std::vector<int64_t> unsqueeze_axes(const Graph& g, const Node& n, int64_t out_rank) {
+std::vector<int64_t> unsqueeze_axes(const Graph& g, const Node& n, int64_t in_rank) {
   std::vector<int64_t> axes = n.has("axes") ? n.ints("axes") : const_ints(g, n, 1);
+  // The output rank from the axes' values, not the axes input's declared shape (a model whose
+  // data and dims disagreed inserted past the end: ASan, fuzz round 8).
+  const int64_t out_rank = checked_add(in_rank, static_cast<int64_t>(axes.size()), fmt::format("node '{}': Unsqueeze rank", n.name));
   for (auto& a : axes) a = normalize_axis(a, out_rank, n.name);
   std::sort(axes.begin(), axes.end());
+  // ONNX refuses repeated axes; two equal high axes also inserted past the end.
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    throw ShapeError(fmt::format("node '{}' (Unsqueeze): axis {} given twice", n.name, *std::adjacent_find(axes.begin(), axes.end())));
   return axes;
 }
 
@@ -216,7 +222,8 @@ std::vector<int64_t> split_sizes(const Graph& g, const Node& n, const Shape& in,
   else if (n.inputs.size() > 1 && !n.inputs[1].empty()) s = const_ints(g, n, 1);
   int64_t parts = static_cast<int64_t>(n.outputs.size());
   if (s.empty()) {
-    int64_t each = (in[axis] + parts - 1) / parts;
+    if (parts < 1) throw ShapeError(fmt::format("node '{}': Split with no outputs", n.name));
+    const int64_t each = ceil_div(in[axis], parts);  // (in + parts - 1) / parts overflowed at INT64_MAX
     for (int64_t i = 0, left = in[axis]; i < parts; ++i, left -= each) s.push_back(std::min(each, left));
   }
   int64_t total = 0;

@@ -23,8 +23,9 @@ bool keepdims(const Node& n);
 std::vector<int64_t> transpose_perm(const Node& n, int64_t rank);
 // Slice: per axis of the input, the selected range (whole axis when not sliced).
 std::vector<SliceRange> slice_ranges(const Graph& g, const Node& n, const Shape& in);
-// Unsqueeze/Squeeze axes, normalised against the output (Unsqueeze) or input (Squeeze) rank.
-std::vector<int64_t> unsqueeze_axes(const Graph& g, const Node& n, int64_t out_rank);
+// Unsqueeze/Squeeze axes, normalised against the output rank (Unsqueeze: in_rank + the axes;
+// repeated axes refused) or the input rank (Squeeze).
+std::vector<int64_t> unsqueeze_axes(const Graph& g, const Node& n, int64_t in_rank);
 std::vector<int64_t> squeeze_axes(const Graph& g, const Node& n, const Shape& in);
 // Pad: begin and end padding per axis, the mode (constant, edge, reflect, wrap) and the
 // constant value; `value_at_run_time` when the value is an input computed at run time (the

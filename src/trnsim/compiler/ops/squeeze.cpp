@@ -11,8 +11,7 @@ void infer_unsqueeze(Graph& g, const Node& n) {
   const Shape& x = input(g, n, 0).shape;
   if (!n.has("axes") && !has_input(n, 1))  // unlike Squeeze's, Unsqueeze's axes are required
     throw ShapeError(fmt::format("node '{}' (Unsqueeze): no axes (an attribute before opset 13, input 1 from 13)", n.name));
-  int64_t nax = n.has("axes") ? static_cast<int64_t>(n.ints("axes").size()) : numel(input(g, n, 1).shape);
-  auto axes = unsqueeze_axes(g, n, static_cast<int64_t>(x.size()) + nax);
+  auto axes = unsqueeze_axes(g, n, static_cast<int64_t>(x.size()));
   Shape s = x;
   for (auto a : axes) s.insert(s.begin() + a, 1);
   set_output(g, n, 0, s, input(g, n, 0).type);
