@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-
 #include <cstdlib>
 
 #include "trnsim/common/error.h"
@@ -69,6 +68,19 @@ WorkloadFacts workload_from_json(const nlohmann::json& j, const std::string& sou
   return w;
 }
 
+namespace {
+
+// A custom --price: a positive, finite USD per instance-hour.
+double custom_price(const std::string& price) {
+  char* end = nullptr;
+  const double v = std::strtod(price.c_str(), &end);
+  if (end == price.c_str() || *end || !(v > 0) || !std::isfinite(v))
+    throw ConfigError(fmt::format("--price '{}': expected on-demand, reserved or a positive USD per instance-hour", price));
+  return v;
+}
+
+}  // namespace
+
 void check_tco_options(const TcoOptions& o) {
   if (!(o.utilisation > 0 && o.utilisation <= 1)) throw ConfigError(fmt::format("--utilisation {} outside (0, 1]", o.utilisation));
   if (!(o.pue >= 1)) throw ConfigError(fmt::format("--pue {} below 1", o.pue));
@@ -82,12 +94,7 @@ void check_tco_options(const TcoOptions& o) {
   at_least_zero("--storage-usd-per-month", o.storage_usd_per_month);
   at_least_zero("--tokens", o.job_tokens);
   if (!(o.amortisation_years > 0)) throw ConfigError(fmt::format("--years {}: expected > 0", o.amortisation_years));
-  if (o.price != "on-demand" && o.price != "reserved") {
-    char* end = nullptr;
-    const double v = std::strtod(o.price.c_str(), &end);
-    if (end == o.price.c_str() || *end || !(v > 0) || !std::isfinite(v))
-      throw ConfigError(fmt::format("--price '{}': expected on-demand, reserved or a positive USD per instance-hour", o.price));
-  }
+  if (o.price != "on-demand" && o.price != "reserved") custom_price(o.price);
 }
 
 TcoResult tco(const SystemCostFacts& s, const WorkloadFacts& w, const TcoOptions& o) {
@@ -109,11 +116,7 @@ TcoResult tco(const SystemCostFacts& s, const WorkloadFacts& w, const TcoOptions
   if (o.price == "on-demand") price = s.on_demand_usd_per_hour;
   else if (o.price == "reserved") price = s.reserved_usd_per_hour;
   else {
-    char* end = nullptr;
-    const double v = std::strtod(o.price.c_str(), &end);
-    if (end == o.price.c_str() || *end || !(v > 0) || !std::isfinite(v))
-      throw ConfigError(fmt::format("--price '{}': expected on-demand, reserved or a positive USD per instance-hour", o.price));
-    price = v;
+    price = custom_price(o.price);
     price_kind = "custom";
   }
 

@@ -18,14 +18,11 @@ struct Matcher {
   Graph& g;
   const std::vector<bool>& touched;
   std::map<std::string, std::vector<size_t>> cons = g.consumers();
-  std::map<std::string, size_t> producer;
+  std::map<std::string, size_t> producer = g.producers();
   std::set<std::string> outputs{g.outputs.begin(), g.outputs.end()};
   bool stale = false;
 
-  Matcher(Graph& gr, const std::vector<bool>& t) : g(gr), touched(t) {
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      for (const auto& o : g.nodes[i].outputs) producer[o] = i;
-  }
+  Matcher(Graph& gr, const std::vector<bool>& t) : g(gr), touched(t) {}
   Node* at(size_t i) {
     stale = stale || touched[i];
     return &g.nodes[i];

@@ -70,9 +70,7 @@ bool join(Graph& g, Node& h, const Node& c, const std::string& y, const std::map
 bool fuse_one(Graph& g) {
   const auto cons = g.consumers();
   const std::set<std::string> outputs(g.outputs.begin(), g.outputs.end());
-  std::map<std::string, size_t> producer;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const auto& o : g.nodes[i].outputs) producer[o] = i;
+  const std::map<std::string, size_t> producer = g.producers();
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& h = g.nodes[i];
     const bool head = h.epilogue.empty() ? head_op(g, h) : op_rules(h.op).lower == &lower_elementwise;

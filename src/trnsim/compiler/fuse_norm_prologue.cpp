@@ -108,9 +108,7 @@ void fuse_norm_prologues(Graph& g) {
   while (changed) {
     changed = false;
     const auto cons = g.consumers();
-    std::map<std::string, size_t> producer;
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      for (const auto& o : g.nodes[i].outputs) producer[o] = i;
+    const std::map<std::string, size_t> producer = g.producers();
     for (size_t i = 0; i < g.nodes.size() && !changed; ++i) {
       const Node& ln = g.nodes[i];
       if (!fusable(g, ln) || outputs.count(ln.outputs[0])) continue;

@@ -170,9 +170,7 @@ bool fuse_one(Graph& g, size_t ai, const Match& m, std::vector<bool>& gone) {
 // node list copied, was quadratic in the attention blocks.
 int fuse_qkv(Graph& g) {
   const auto cons = g.consumers();
-  std::map<std::string, size_t> prod;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const auto& o : g.nodes[i].outputs) prod[o] = i;
+  const std::map<std::string, size_t> prod = g.producers();
   const std::set<std::string> outs(g.outputs.begin(), g.outputs.end());
   std::vector<bool> gone(g.nodes.size(), false);
   int count = 0;

@@ -62,13 +62,10 @@ struct Sweep {
   Graph& g;
   std::map<std::string, std::vector<size_t>> cons = g.consumers();
   std::set<std::string> outputs{g.outputs.begin(), g.outputs.end()};
-  std::map<std::string, size_t> producer;  // an operand is only fused if it exists before the MatMul runs
+  std::map<std::string, size_t> producer = g.producers();  // an operand is only fused if it exists before the MatMul runs
   std::vector<bool> dead = std::vector<bool>(g.nodes.size(), false);
 
-  explicit Sweep(Graph& graph) : g(graph) {
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      for (const auto& o : g.nodes[i].outputs) producer[o] = i;
-  }
+  explicit Sweep(Graph& graph) : g(graph) {}
   // Node i now writes what node `gone` wrote (renamed from `y`); `gone` is dead.
   void absorb(size_t i, size_t gone, const std::string& y, const std::string& out) {
     g.tensors.erase(y);

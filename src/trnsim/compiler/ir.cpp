@@ -90,6 +90,13 @@ void Graph::erase_nodes(const std::vector<bool>& gone) {
   nodes.resize(k);
 }
 
+std::map<std::string, size_t> Graph::producers() const {
+  std::map<std::string, size_t> p;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (const auto& o : nodes[i].outputs) p[o] = i;
+  return p;
+}
+
 std::map<std::string, std::vector<size_t>> Graph::consumers() const {
   std::map<std::string, std::vector<size_t>> c;
   for (size_t i = 0; i < nodes.size(); ++i) {

@@ -73,6 +73,8 @@ struct Graph {
   std::string fresh(const std::string& base);
   // Consumers of each tensor (node indices), for the fusion and dead-code passes.
   std::map<std::string, std::vector<size_t>> consumers() const;
+  // The node writing each tensor (node index), for the same passes.
+  std::map<std::string, size_t> producers() const;
   // Removes the nodes marked in `gone` (indexed as nodes are), keeping the others' order: the
   // one compaction of a pass that rewrites in place while its indices must stay valid.
   void erase_nodes(const std::vector<bool>& gone);

@@ -149,8 +149,8 @@ std::vector<int64_t> unsqueeze_axes(const Graph& g, const Node& n, int64_t in_ra
   for (auto& a : axes) a = normalize_axis(a, out_rank, n.name);
   std::sort(axes.begin(), axes.end());
   // ONNX refuses repeated axes; two equal high axes also inserted past the end.
-  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
-    throw ShapeError(fmt::format("node '{}' (Unsqueeze): axis {} given twice", n.name, *std::adjacent_find(axes.begin(), axes.end())));
+  if (const auto twice = std::adjacent_find(axes.begin(), axes.end()); twice != axes.end())
+    throw ShapeError(fmt::format("node '{}' (Unsqueeze): axis {} given twice", n.name, *twice));
   return axes;
 }
 

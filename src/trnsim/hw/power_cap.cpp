@@ -10,6 +10,10 @@
 
 namespace trnsim::hw {
 
+void check_power_cap(double watts) {
+  if (watts < 0) throw ConfigError(fmt::format("--power-cap {} W: expected a power > 0 (or leave it out)", watts));
+}
+
 double DvfsRange::voltage_at(double f) const {
   EnergySpec e;
   e.operating_points = points;

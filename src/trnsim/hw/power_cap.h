@@ -36,6 +36,10 @@ struct DvfsRange {
   double voltage_at(double clock_scale) const;
 };
 
+// A run's --power-cap in W: 0 is none; a negative cap is a ConfigError naming it (it
+// was taken as none without a word). `throttle_workload` wants a cap, so it refuses 0 too.
+void check_power_cap(double watts);
+
 // Within `tolerance` (relative) under the cap, or the top point when it is already under.
 // `measure(f)`: one chip's busy time and energy at clock scale f.
 Throttle throttle_clock(const DvfsRange& range, Watts cap, const std::function<PowerMeasure(double)>& measure,

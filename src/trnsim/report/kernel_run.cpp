@@ -102,8 +102,7 @@ KernelRun run_kernel(const KernelRunOptions& o) {
   if (std::find(r.chip.dtypes.begin(), r.chip.dtypes.end(), r.args.dtype) == r.chip.dtypes.end())
     throw UnsupportedError(fmt::format("{} does not compute in {}", r.chip.name, numerics::name(r.args.dtype)));
   if (o.clock_scale != 1) r.chip = hw::at_clock_scale(r.chip, o.clock_scale);
-  if (o.power_cap_w < 0)  // 0 is none; a negative cap was taken as none without a word
-    throw ConfigError(fmt::format("--power-cap {} W: expected a power > 0 (or leave it out)", o.power_cap_w));
+  hw::check_power_cap(o.power_cap_w);
   if (o.power_cap_w > 0) {
     // Timing-only runs find the clock the cap allows; the real run below uses it.
     say(o, fmt::format("finding the clock scale that keeps {} within {} W...", r.chip.name, o.power_cap_w));

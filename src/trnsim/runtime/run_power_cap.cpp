@@ -11,8 +11,7 @@ namespace trnsim::runtime {
 
 RunPower run_power(const compiler::CompiledModel& cm, const hw::ChipSpec& chip, const RunPowerOptions& o) {
   RunPower p{o.clock_scale != 1 ? hw::at_clock_scale(chip, o.clock_scale) : chip, {}, {}, false};
-  if (o.power_cap_w < 0)  // 0 is none; a negative cap was taken as none without a word
-    throw ConfigError(fmt::format("--power-cap {} W: expected a power > 0 (or leave it out)", o.power_cap_w));
+  hw::check_power_cap(o.power_cap_w);
   if (o.power_cap_w == 0) return p;
   if (o.scope != "chip" && o.system.empty())
     throw ConfigError(fmt::format("--power-cap-scope {} needs --system (its hosts' power)", o.scope));
