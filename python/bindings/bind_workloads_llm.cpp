@@ -25,7 +25,7 @@ std::string llm(const std::string& model, const std::string& system, int tp, int
   Deployment d{system, tp, pp, ep, lnc, dtype, weights, kv_dtype, sequence_parallel, clock_scale};
   GenerationRequest r{batch, input, output, micro_batches, default_kv_buckets(system, kv_buckets), seq_len};
   nb::gil_scoped_release nogil;
-  const LlmRun run = run_llm(model, d, r, PowerCap{power_cap, check_power_cap_scope(power_cap_scope)});
+  const LlmRun run = run_llm(model, d, r, PowerCap{power_cap, power_cap_scope});
   if (!trace.empty()) {
     std::ofstream f(trace);
     f << run.trace().dump() << "\n";

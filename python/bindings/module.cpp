@@ -8,12 +8,15 @@
 
 #include "registry.h"
 #include "trnsim/common/error.h"
+#include "trnsim/common/limits.h"
 
 namespace nb = nanobind;
 
 NB_MODULE(_core, m) {
   m.doc() = "trnsim C++ core";
   m.attr("__version__") = TRNSIM_VERSION;
+  m.def("memory_limit_bytes", &trnsim::memory_limit_bytes,
+        "host memory any one job may use: TRNSIM_MAX_MEMORY, or half the machine's physical memory");
   // trnsim errors surface as Python exceptions of matching names, subclasses of ValueError so
   // that callers who only know the standard library still catch them.
   static PyObject* trnsim_error = nullptr;

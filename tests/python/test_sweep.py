@@ -268,3 +268,25 @@ def test_a_sweep_shorter_than_rays_start_does_not_start_it(tmp_path, monkeypatch
                                     "axes": {"x": list(range(12))}}))
     s = run_sweep(str(spec), tmp_path / "slow.parquet", local=2, progress=False)
     assert s["ray_started"] and s["driver_points"] + s["ray_points"] == 12 and s["failed"] == 0
+
+
+def test_query_is_bounded_in_memory_and_time(tmp_path):
+    """The user's SQL runs in a child capped at TRNSIM_MAX_MEMORY and stopped after --query-timeout-s:
+    `repeat('x', 10^9)` took 4 GB, and a scan of 10^13 rows ran without end."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    out = tmp_path / "r.parquet"
+    pq.write_table(pa.table({"a": [1, 2, 3]}), out)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "TRNSIM_MAX_MEMORY": "1G"}
+
+    def sweep(*args):
+        return subprocess.run([sys.executable, "-m", "trnsim", "sweep", "-o", str(out), *args],
+                              capture_output=True, text=True, env=env, timeout=60)
+    p = sweep("--query", "select length(repeat('x', 1000000000))")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "the limit is 1.0 GiB" in p.stderr, p.stderr
+    p = sweep("--query", "select count(*) from range(10000000000000)", "--query-timeout-s", "2")
+    assert p.returncode == 2 and p.stderr == ("trnsim: error: --query: still running after 2 s; stopped "
+                                              "(--query-timeout-s allows more)\n"), p.stderr
+    p = sweep("--query-timeout-s", "2")
+    assert p.returncode == 2 and "--query-timeout-s needs --query" in p.stderr
+    assert query(out, "select sum(a) from results", timeout_s=30) == (["sum(a)"], [(6,)])

@@ -15,6 +15,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        help="CPUs of the local Ray started in this process (default all); 0: no Ray, one point after another")
     p.add_argument("--query", metavar="SQL", help="run SQL over the results, the view `results`, after the sweep")
     p.add_argument("--limit", type=int, default=None, help=argparse.SUPPRESS)  # tests: stop early, as an interrupt would
+    p.add_argument("--query-timeout-s", type=float, default=None, metavar="S",
+                   help="stop the query after S seconds (default 600); it also runs within TRNSIM_MAX_MEMORY")
     p.add_argument("--json", action="store_true", help="print the summary (and query rows) as JSON; no progress")
 
 
@@ -37,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.query is not None and not args.query.strip():
         print("trnsim: error: sweep: --query is empty; give an SQL statement over the view `results`", file=sys.stderr)
+        return 2
+    if args.query_timeout_s is not None and args.query is None:
+        print("trnsim: error: sweep: --query-timeout-s needs --query", file=sys.stderr)
         return 2
     if args.spec is None and args.query is None:
         print("trnsim: error: sweep: give a sweep file, or --query SQL over existing results", file=sys.stderr)
@@ -63,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
             else:
                 print(msg, file=sys.stderr)
         if args.query is not None:
-            cols, rows = query(args.output, args.query)
+            kw = {} if args.query_timeout_s is None else {"timeout_s": args.query_timeout_s}
+            cols, rows = query(args.output, args.query, **kw)
             _print_table(cols, rows, args.json)
     except (SweepSpecError, SweepQueryError, FileNotFoundError, ConnectionError) as e:
         print(f"trnsim: error: {e}", file=sys.stderr)

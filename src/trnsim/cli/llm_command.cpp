@@ -110,12 +110,13 @@ Register reg{{"llm",
                 sub.add_option("--clock-scale", a->d.clock_scale,
                                "run the chips' engines at this fraction of the published clocks (DVFS; HBM keeps its rate)");
                 sub.add_option("--kv-dtype", a->d.kv_dtype, "KV-cache dtype: bf16 (default) or fp8");
-                sub.add_option("--power-cap", a->power_cap.watts,
+                auto* cap = sub.add_option("--power-cap", a->power_cap.watts,
                                "power cap, W (per --power-cap-scope): throttle the engine clocks until the generation's "
                                "average power fits");
                 sub.add_option("--power-cap-scope", a->power_cap.scope,
                                "what --power-cap covers: chip (default), instance or rack (less the hosts' and rack's "
-                               "fixed power from the system file, the rest shared by the chips)");
+                               "fixed power from the system file, the rest shared by the chips)")
+                    ->needs(cap);  // alone it did nothing
                 sub.add_option("--batch", a->r.batch, "sequences decoded together")->required();
                 sub.add_option("--input", a->r.input, "prompt tokens per sequence")->required();
                 sub.add_option("--output", a->r.output, "generated tokens per sequence")->required();

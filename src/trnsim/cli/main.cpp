@@ -57,7 +57,15 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // Any other parser error is a usage error: one line, exit 2 (CLI11's own codes are 100+).
-    fmt::print(stderr, "trnsim: error: {} (see trnsim --help)\n", one_line(e.what()));
+    const auto subs = app.get_subcommands();  // the command whose line it was, for its own help
+    if (subs.empty() && argc > 1 && argv[1][0] != '-') {  // CLI11 said "A subcommand is required"
+      std::string names;
+      for (const auto& c : cmds) names += (names.empty() ? "" : ", ") + c.name;
+      fmt::print(stderr, "trnsim: error: unknown command {}; the commands are {}\n", quoted_value(argv[1]), names);
+      return 2;
+    }
+    fmt::print(stderr, "trnsim: error: {} (see trnsim {}--help)\n", one_line(e.what()),
+               subs.empty() ? "" : subs.front()->get_name() + " ");
     return 2;
   } catch (const trnsim::Error& e) {
     fmt::print(stderr, "trnsim: error: {}\n", one_line(e.what()));

@@ -217,9 +217,10 @@ Register reg{{"run",
                 app.add_flag("--json", a->json, "print the report as JSON");
                 app.add_option("--system", a->system, "system preset or YAML file (with --tp)");
                 app.add_option("--clock-scale", a->clock_scale, "run at this fraction of the published clocks (DVFS)")->capture_default_str();
-                app.add_option("--power-cap", a->power_cap, "power cap in W (per --power-cap-scope): throttle the clocks to fit");
+                auto* cap = app.add_option("--power-cap", a->power_cap, "power cap in W (per --power-cap-scope): throttle the clocks to fit");
                 app.add_option("--power-cap-scope", a->power_cap_scope, "chip, instance or rack (less the hosts' and rack's fixed power from --system, the rest shared by the chips)")
-                    ->capture_default_str();
+                    ->capture_default_str()
+                    ->needs(cap);  // alone it did nothing
                 a->in_flight_option = app.add_option("--in-flight", a->in_flight,
                                                      "requests kept in flight (closed loop), round-robin over the model copies that fit "
                                                      "(one per --cores logical cores): reports p50/p99 latency and throughput under that load");

@@ -88,13 +88,12 @@ Register reg{{"tco",
                 app.add_flag("--json", a->json, "print the result as JSON (kind tco)");
                 auto* model = app.add_option("--model", a->model, "workload: an offline run of this model (configs/models preset or config.json)")
                                   ->excludes(res);
-                app.add_option("--tp", a->d.tp, "with --model: tensor-parallel degree")->capture_default_str();
-                app.add_option("--dtype", a->d.dtype, "with --model: matmul dtype (bf16, fp8)")->capture_default_str();
-                app.add_option("--weights", a->d.weights, "with --model: weight dtype")->capture_default_str();
-                app.add_option("--kv-dtype", a->d.kv_dtype, "with --model: KV-cache dtype")->capture_default_str();
-                app.add_option("--input", a->offline.input_tokens, "with --model: prompt tokens")->capture_default_str();
-                app.add_option("--output", a->offline.output_tokens, "with --model: output tokens")->capture_default_str();
-                (void)model;
+                app.add_option("--tp", a->d.tp, "with --model: tensor-parallel degree")->capture_default_str()->needs(model);
+                app.add_option("--dtype", a->d.dtype, "with --model: matmul dtype (bf16, fp8)")->capture_default_str()->needs(model);
+                app.add_option("--weights", a->d.weights, "with --model: weight dtype")->capture_default_str()->needs(model);
+                app.add_option("--kv-dtype", a->d.kv_dtype, "with --model: KV-cache dtype")->capture_default_str()->needs(model);
+                app.add_option("--input", a->offline.input_tokens, "with --model: prompt tokens")->capture_default_str()->needs(model);
+                app.add_option("--output", a->offline.output_tokens, "with --model: output tokens")->capture_default_str()->needs(model);
                 return [a] {
                   if (a->result.empty() && a->model.empty())
                     throw ConfigError("tco: give a workload: --result/--serve/--train RESULT.json, or --model M for an offline run");

@@ -121,6 +121,7 @@ Register reg{{"train",
                 opt<double>(sub, a, "--clock-scale", "engine clocks as a fraction of the published ones (DVFS; HBM keeps its rate)");
                 opt<double>(sub, a, "--power-cap", "power cap, W (per --power-cap-scope): throttle the engine clocks until the step's average power fits");
                 opt<std::string>(sub, a, "--power-cap-scope", "what --power-cap covers: chip (default), instance or rack (less the hosts' and rack's fixed power)");
+                sub.get_option("--power-cap-scope")->needs("--power-cap");  // alone it did nothing
                 opt<double>(sub, a, "--tokens", "tokens to train: expected time and goodput");
                 opt<int64_t>(sub, a, "--steps", "steps to train (instead of --tokens)");
                 opt<double>(sub, a, "--mtbf-hours", "MTBF of one chip, hours (default 86,300: Llama 3 paper)");

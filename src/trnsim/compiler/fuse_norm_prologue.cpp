@@ -100,87 +100,106 @@ void drop_unread(Graph& g, const std::set<std::string>& maybe) {
     if (!read.count(t) && g.is_const(t) && std::find(g.outputs.begin(), g.outputs.end(), t) == g.outputs.end()) g.tensors.erase(t);
 }
 
+// One scan over the graph: the consumer and producer maps are built once, and a node a fusion
+// changed (a reader given a prologue) or removed is never part of another (the pass restarted
+// after each fusion, quadratic in the LayerNorms).
+struct Scan {
+  const std::map<std::string, std::vector<size_t>> cons;
+  const std::map<std::string, size_t> producer;
+  const std::set<std::string> outputs;
+  std::vector<bool> gone, touched;
+  std::set<std::string> gone_tensors, maybe_unread;
+  explicit Scan(const Graph& g)
+      : cons(g.consumers()), producer(g.producers()), outputs(g.outputs.begin(), g.outputs.end()),
+        gone(g.nodes.size(), false), touched(g.nodes.size(), false) {}
+  bool free(size_t k) const { return !gone[k] && !touched[k]; }
+};
+
+struct Readers {
+  std::vector<size_t> matmuls, reshapes;
+  std::vector<std::string> sources;  // per MatMul: the LayerNorm's input at its A shape
+};
+
+// The LayerNorm's readers through Reshapes: every one a MatMul's A (with a weight of its own, no
+// prologue yet) and nothing else; empty when any reader is not.
+Readers find_readers(const Graph& g, const Scan& sc, const Node& ln) {
+  const int64_t d = g.tensor(ln.inputs[0]).shape.back();
+  Readers r;
+  std::vector<std::string> frontier = {ln.outputs[0]};
+  while (!frontier.empty()) {
+    const std::string t = frontier.back();
+    frontier.pop_back();
+    auto it = sc.cons.find(t);
+    if (it == sc.cons.end() || sc.outputs.count(t)) return {};
+    for (size_t c : it->second) {
+      const Node& n = g.nodes[c];
+      if (!sc.free(c)) return {};
+      if (n.op == OpKind::Reshape && n.inputs[0] == t) {
+        frontier.push_back(n.outputs[0]);
+        r.reshapes.push_back(c);
+      } else if (reads_rows_as_a(g, n, t, d) && n.i("prologue_ln", 0) == 0 && sc.cons.at(n.inputs[1]).size() == 1) {
+        for (const auto& e : n.epilogue)
+          if (e.operand == t) return {};
+        r.matmuls.push_back(c);
+      } else {
+        return {};
+      }
+    }
+  }
+  for (size_t c : r.matmuls) {
+    r.sources.push_back(through_reshapes(g, ln.inputs[0], sc.producer, g.tensor(g.nodes[c].inputs[0]).shape));
+    if (r.sources.back().empty()) return {};
+  }
+  return r;
+}
+
+// The LayerNorm at `i` into its readers; it and the Reshapes after it go, and the Reshapes before
+// it that nothing else reads.
+void fuse_one(Graph& g, Scan& sc, size_t i, const Readers& r) {
+  const Node& ln = g.nodes[i];
+  sc.maybe_unread.insert(ln.inputs[1]);
+  if (ln.inputs.size() > 2) sc.maybe_unread.insert(ln.inputs[2]);
+  for (size_t k = 0; k < r.matmuls.size(); ++k) {
+    Node& m = g.nodes[r.matmuls[k]];
+    sc.maybe_unread.insert(m.inputs[1]);
+    if (!m.epilogue.empty()) sc.maybe_unread.insert(m.epilogue[0].operand);
+    m.inputs[0] = r.sources[k];
+    fold_affine(g, m, ln.inputs[1], ln.inputs.size() > 2 ? ln.inputs[2] : std::string(), ln.name);
+    m.attrs["prologue_ln"] = int64_t{1};
+    m.attrs["prologue_ln_epsilon"] = ln.f("epsilon", 1e-5);
+    const std::string fused = m.s("fused", "");
+    m.attrs["fused"] = fused.empty() ? ln.name : fused + ", " + ln.name;
+    sc.touched[r.matmuls[k]] = true;
+  }
+  auto drop = [&](size_t k) {
+    sc.gone[k] = true;
+    sc.gone_tensors.insert(g.nodes[k].outputs[0]);
+  };
+  for (size_t k : r.reshapes) drop(k);
+  std::string t = ln.inputs[0];
+  for (auto p = sc.producer.find(t); p != sc.producer.end() && g.nodes[p->second].op == OpKind::Reshape; p = sc.producer.find(t)) {
+    auto c = sc.cons.find(t);
+    if (c == sc.cons.end() || c->second.size() != 1 || sc.outputs.count(t) || !sc.free(p->second)) break;
+    if (std::find(r.sources.begin(), r.sources.end(), t) != r.sources.end()) break;  // a reader reads it now
+    drop(p->second);
+    t = g.nodes[p->second].inputs[0];
+  }
+  drop(i);
+}
+
 }  // namespace
 
 void fuse_norm_prologues(Graph& g) {
-  std::set<std::string> outputs(g.outputs.begin(), g.outputs.end());
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    const auto cons = g.consumers();
-    const std::map<std::string, size_t> producer = g.producers();
-    for (size_t i = 0; i < g.nodes.size() && !changed; ++i) {
-      const Node& ln = g.nodes[i];
-      if (!fusable(g, ln) || outputs.count(ln.outputs[0])) continue;
-      const int64_t d = g.tensor(ln.inputs[0]).shape.back();
-      // Readers through Reshapes to the MatMuls' A: every one a MatMul's A and nothing else.
-      std::vector<std::string> frontier = {ln.outputs[0]};
-      std::vector<size_t> readers, reshapes;
-      bool ok = true;
-      while (ok && !frontier.empty()) {
-        const std::string t = frontier.back();
-        frontier.pop_back();
-        auto it = cons.find(t);
-        if (it == cons.end() || outputs.count(t)) { ok = false; break; }
-        for (size_t c : it->second) {
-          const Node& n = g.nodes[c];
-          if (n.op == OpKind::Reshape && n.inputs[0] == t) {
-            frontier.push_back(n.outputs[0]);
-            reshapes.push_back(c);
-          } else if (reads_rows_as_a(g, n, t, d) && cons.at(n.inputs[1]).size() == 1) {  // a weight of its own: no copy per reader
-            for (const auto& e : n.epilogue) ok = ok && e.operand != t;
-            readers.push_back(c);
-          } else {
-            ok = false;
-          }
-        }
-      }
-      if (!ok || readers.empty()) continue;
-      // Each reader reads the LayerNorm's input at its own A shape (the input or a Reshape of it).
-      std::vector<std::string> sources;
-      for (size_t c : readers) {
-        sources.push_back(through_reshapes(g, ln.inputs[0], producer, g.tensor(g.nodes[c].inputs[0]).shape));
-        ok = ok && !sources.back().empty();
-      }
-      if (!ok) continue;
-      std::set<std::string> maybe = {ln.inputs[1]};
-      if (ln.inputs.size() > 2) maybe.insert(ln.inputs[2]);
-      for (size_t r = 0; r < readers.size(); ++r) {
-        Node& m = g.nodes[readers[r]];
-        maybe.insert(m.inputs[1]);
-        if (!m.epilogue.empty()) maybe.insert(m.epilogue[0].operand);
-        m.inputs[0] = sources[r];
-        fold_affine(g, m, ln.inputs[1], ln.inputs.size() > 2 ? ln.inputs[2] : std::string(), ln.name);
-        m.attrs["prologue_ln"] = int64_t{1};
-        m.attrs["prologue_ln_epsilon"] = ln.f("epsilon", 1e-5);
-        const std::string fused = m.s("fused", "");
-        m.attrs["fused"] = fused.empty() ? ln.name : fused + ", " + ln.name;
-      }
-      // The LayerNorm and the Reshapes after it go; Reshapes before it go if nothing else reads them.
-      std::set<size_t> drop(reshapes.begin(), reshapes.end());
-      drop.insert(i);
-      std::set<std::string> gone;
-      for (size_t k : drop) gone.insert(g.nodes[k].outputs[0]);
-      std::string t = ln.inputs[0];
-      for (auto p = producer.find(t); p != producer.end() && g.nodes[p->second].op == OpKind::Reshape; p = producer.find(t)) {
-        auto c = cons.find(t);
-        if (c == cons.end() || c->second.size() != 1 || outputs.count(t)) break;
-        bool read_by_reader = false;
-        for (const std::string& s : sources) read_by_reader = read_by_reader || s == t;
-        if (read_by_reader) break;
-        drop.insert(p->second);
-        gone.insert(t);
-        t = g.nodes[p->second].inputs[0];
-      }
-      std::vector<Node> kept;
-      for (size_t k = 0; k < g.nodes.size(); ++k)
-        if (!drop.count(k)) kept.push_back(std::move(g.nodes[k]));
-      g.nodes = std::move(kept);
-      for (const std::string& x : gone) g.tensors.erase(x);
-      drop_unread(g, maybe);
-      changed = true;
-    }
+  Scan sc(g);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& ln = g.nodes[i];
+    if (!sc.free(i) || !fusable(g, ln) || sc.outputs.count(ln.outputs[0])) continue;
+    const Readers r = find_readers(g, sc, ln);
+    if (!r.matmuls.empty()) fuse_one(g, sc, i, r);
   }
+  g.erase_nodes(sc.gone);
+  for (const std::string& x : sc.gone_tensors) g.tensors.erase(x);
+  drop_unread(g, sc.maybe_unread);
 }
 
 }  // namespace trnsim::compiler

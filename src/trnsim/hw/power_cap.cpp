@@ -14,6 +14,12 @@ void check_power_cap(double watts) {
   if (watts < 0) throw ConfigError(fmt::format("--power-cap {} W: expected a power > 0 (or leave it out)", watts));
 }
 
+std::string check_power_cap_scope(const std::string& scope) {
+  if (scope != "chip" && scope != "instance" && scope != "rack")
+    throw ConfigError(fmt::format("--power-cap-scope '{}': expected chip, instance or rack", scope));
+  return scope;
+}
+
 double DvfsRange::voltage_at(double f) const {
   EnergySpec e;
   e.operating_points = points;

@@ -39,6 +39,9 @@ struct DvfsRange {
 // A run's --power-cap in W: 0 is none; a negative cap is a ConfigError naming it (it
 // was taken as none without a word). `throttle_workload` wants a cap, so it refuses 0 too.
 void check_power_cap(double watts);
+// A --power-cap-scope / power_cap_scope: chip, instance or rack, else a ConfigError naming it.
+// Checked whether or not a cap is given (a scope nobody uses was taken without a word).
+std::string check_power_cap_scope(const std::string& scope);
 
 // Within `tolerance` (relative) under the cap, or the top point when it is already under.
 // `measure(f)`: one chip's busy time and energy at clock scale f.

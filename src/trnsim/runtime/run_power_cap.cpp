@@ -12,6 +12,7 @@ namespace trnsim::runtime {
 RunPower run_power(const compiler::CompiledModel& cm, const hw::ChipSpec& chip, const RunPowerOptions& o) {
   RunPower p{o.clock_scale != 1 ? hw::at_clock_scale(chip, o.clock_scale) : chip, {}, {}, false};
   hw::check_power_cap(o.power_cap_w);
+  hw::check_power_cap_scope(o.scope);
   if (o.power_cap_w == 0) return p;
   if (o.scope != "chip" && o.system.empty())
     throw ConfigError(fmt::format("--power-cap-scope {} needs --system (its hosts' power)", o.scope));

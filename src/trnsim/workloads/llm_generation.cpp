@@ -139,6 +139,8 @@ GenerationResult generation_pass(const IStepCost& cost, const GenerationRequest&
     throw ConfigError(fmt::format("--seq-len {} is shorter than --input + --output ({})", seq_len, r.input + r.output));
   GenerationResult g;
   const int pp = pipeline_stages(cost);
+  if (pp == 1 && r.micro_batches > 1)  // it was ignored without a word
+    throw ConfigError(fmt::format("--micro-batches {} needs --pp > 1 (one stage has no micro-batches)", r.micro_batches));
   g.micro_batches = pp == 1 ? 1 : r.micro_batches > 0 ? std::min(r.micro_batches, r.batch) : std::min<int64_t>(r.batch, pp);
   const int64_t micro = (r.batch + g.micro_batches - 1) / g.micro_batches;  // sequences per micro-batch
   StepBatch prefill;

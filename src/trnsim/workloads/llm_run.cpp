@@ -37,6 +37,7 @@ LlmRun run_llm(const std::string& model, Deployment d, const GenerationRequest& 
   LlmRun run;
   const ModelDesc m = load_model(model);
   if (hw::is_gpu_system(d.system)) check_gpu_options(d, r);
+  hw::check_power_cap_scope(cap.scope);
   if (cap.watts != 0) {  // the same generation at each candidate clock (a negative cap is refused there)
     run.throttle = throttle_workload(d.system, d.clock_scale, cap, [&](double f) {
       Deployment at = d;

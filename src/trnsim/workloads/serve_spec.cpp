@@ -131,7 +131,7 @@ std::vector<ServeOptionInfo> make_table() {
        FIELD(s.power_cap_w = non_negative(v, "power-cap"))},
       {"power-cap-scope", K::Value, "what --power-cap covers: chip (default), instance or rack (less the hosts' and rack's "
        "fixed power, the rest shared by the chips)",
-       FIELD(s.power_cap_scope = check_power_cap_scope(text(v, "power-cap-scope")))},
+       FIELD(s.power_cap_scope = hw::check_power_cap_scope(text(v, "power-cap-scope")))},
       {"pue", K::Value, "power usage effectiveness for the facility-level energy figures (default 1.15)",
        FIELD(s.pue = real(v, "pue"); if (!(s.pue >= 1)) throw ConfigError(fmt::format("--pue: {}; expected >= 1", s.pue)))},
       {"replicas", K::Value, "replicas of the deployment (decode replicas when disaggregated)",

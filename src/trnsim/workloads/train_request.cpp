@@ -71,7 +71,7 @@ const std::map<std::string, Setter>& setters() {
       {"clock_scale", set<double>([](TrainRequest& r, double v) { r.config.clock_scale = v; })},
       {"power_cap", set<double>([](TrainRequest& r, double v) { r.power_cap_w = v; })},
       {"power_cap_scope",
-       set<std::string>([](TrainRequest& r, std::string v) { r.power_cap_scope = check_power_cap_scope(v); })},
+       set<std::string>([](TrainRequest& r, std::string v) { r.power_cap_scope = hw::check_power_cap_scope(v); })},
       {"tokens", set<double>([](TrainRequest& r, double v) { r.tokens = v; })},
       {"steps", set<int64_t>([](TrainRequest& r, int64_t v) { r.steps = v; })},
       {"mtbf_hours", set<double>([](TrainRequest& r, double v) { r.failures.chip_mtbf_h = v; })},

@@ -19,14 +19,8 @@ hw::ScopeSizes gpu_scope_sizes(const hw::GpuSystemSpec& s) {
 
 }  // namespace
 
-std::string check_power_cap_scope(const std::string& scope) {
-  if (scope != "chip" && scope != "instance" && scope != "rack")
-    throw ConfigError(fmt::format("--power-cap-scope '{}': expected chip, instance or rack", scope));
-  return scope;
-}
-
 hw::CapScope workload_cap_scope(const std::string& system, const PowerCap& cap) {
-  check_power_cap_scope(cap.scope);
+  hw::check_power_cap_scope(cap.scope);
   const hw::ScopeSizes z = hw::is_gpu_system(system) ? gpu_scope_sizes(hw::load_gpu_system(system))
                                                      : hw::scope_sizes(hw::load_system(system));
   return hw::cap_scope(z, cap.scope, Watts(cap.watts));

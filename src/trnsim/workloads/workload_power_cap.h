@@ -42,7 +42,5 @@ nlohmann::json power_cap_json(const WorkloadThrottle& t);
 // power_cap_json's object.
 std::string power_cap_line(const nlohmann::json& pc);
 
-// "--power-cap-scope" / power_cap_scope: one of chip, instance, rack (ConfigError otherwise).
-std::string check_power_cap_scope(const std::string& scope);
 
 }  // namespace trnsim::workloads
