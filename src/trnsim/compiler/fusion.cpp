@@ -27,8 +27,9 @@ constexpr int64_t kMaxLayerNormRow = 4096;
 // pre-norm sum then never goes to HBM, as Neuron keeps a layer's activations on chip.
 // `x` is the LayerNorm's input: the matmul's result `y` or a Reshape of it that keeps its rows.
 bool fuse_layernorm(Graph& g, Node& m, const Node& ln, const std::string& y, const std::string& x) {
-  // The MX and 4:16-sparse kernels apply element-wise epilogues only (no row-wide LayerNorm).
-  if (m.op == OpKind::MatMulMx || m.i("sparse_4_16", 0)) return false;
+  // The MX and 4:16-sparse kernels apply element-wise epilogues only (no row-wide LayerNorm),
+  // and so does the convolution's GEMM (lower_conv.cpp).
+  if (m.op == OpKind::MatMulMx || m.op == OpKind::ConvGemm || m.i("sparse_4_16", 0)) return false;
   const Shape& ys = g.tensor(y).shape;
   const Shape& xs = g.tensor(x).shape;
   if (ys.size() < 2 || xs.empty() || xs.back() != ys.back() || ln.inputs.size() < 3 || ln.inputs[0] != x ||
@@ -121,6 +122,9 @@ bool Sweep::fuse_one(size_t i) {
   }
   Epilogue e{c.op, "", false, c.name};
   if (op_info(c.op).cls == OpClass::Binary) {
+    // A matmul of a vector (1-D A or B) has no [M, N] rows for an operand to broadcast over:
+    // the lowering refuses it, so x[K] @ W + b stays two nodes.
+    if (m.op == OpKind::MatMul && (g.tensor(m.inputs[0]).shape.size() < 2 || g.tensor(m.inputs[1]).shape.size() < 2)) return false;
     if (c.inputs[0] == c.inputs[1]) return false;
     e.operand_first = c.inputs[1] == y;
     e.operand = e.operand_first ? c.inputs[0] : c.inputs[1];

@@ -127,6 +127,7 @@ void LowerCtx::hold_resident() {
     auto it = held.find(v[0]);
     if (it == held.end())
       it = held.emplace(v[0], kb.sbuf_tile_at(v[0], {128, v[1] / (v[2] ? 2 : 4)}, dt, "resident." + name)).first;
+    if (v.size() > 5 && v[5] == 0) continue;  // the space is held, but this node reads the HBM copy
     const Shape& s = g.tensor(name).shape;
     resident[name] = Resident{it->second, s.size() < 2 ? 1 : s[s.size() - 2], s.empty() ? 1 : s.back(), v[3] != 0, v[4] != 0};
   }

@@ -37,6 +37,7 @@ bool reads_as_a(const Graph& g, const Node& c, const std::string& v, int64_t n, 
   const Shape& as = g.tensor(v).shape;
   const Shape& bs = g.tensor(c.inputs[1]).shape;
   if (as.size() < 2 || bs.size() < 2 || as.back() != n || as[as.size() - 2] < 2 || rows_of(as) != rows) return false;
+  if (n < 2) return false;  // a K = 1 A has no contiguous row to transpose: the lowering reads it column-wise
   // A not broadcast over B's batch axes: its rows are the matmul's rows.
   const int64_t na = rows_of(as).first, nbb = rows_of(bs).first;
   return nbb == 1 || (as.size() == bs.size() && na == nbb);
@@ -166,9 +167,14 @@ void plan_sbuf_residency(Graph& g, const hw::ChipSpec& chip, DTypePolicy policy,
     if (c.offset < 0) continue;
     placed.push_back(&c);
     for (size_t i = c.producer; i <= c.last; ++i) {
-      const std::vector<int64_t> v = {c.offset, c.bytes, c.bf16 ? 1 : 0, c.store ? 1 : 0, i == c.producer ? 1 : 0};
-      g.nodes[i].attrs[resident_attr(c.name)] = v;
+      // Every node of the span holds the space; only the producer and the readers accepted above
+      // read it there. A node between them that reads the tensor otherwise (a MatMul split over
+      // cores, a broadcast operand) takes the HBM copy: reading SBUF there gave NaN.
       auto it = c.names.find(i);
+      const bool reads_here = i == c.producer || it != c.names.end();
+      const std::vector<int64_t> v = {c.offset, c.bytes, c.bf16 ? 1 : 0, c.store ? 1 : 0, i == c.producer ? 1 : 0,
+                                      reads_here ? 1 : 0};
+      g.nodes[i].attrs[resident_attr(c.name)] = v;
       if (it != c.names.end())
         for (const std::string& alias : it->second) g.nodes[i].attrs[resident_attr(alias)] = v;
     }

@@ -18,8 +18,10 @@
 // tensor with the producer's (B, M): the same row tiles.
 //
 // Node attributes written: "resident:<tensor>" = {offset bytes per partition, bytes per
-// partition, dtype (0 fp32, 1 bf16), store to HBM (0/1), producer (0/1)} on every node of the
-// tensor's span, under each name the node reads it by (a Reshape alias included).
+// partition, dtype (0 fp32, 1 bf16), store to HBM (0/1), producer (0/1), reads it from SBUF
+// (0/1)} on every node of the tensor's span, under each name the node reads it by (a Reshape
+// alias included). A node of the span that is neither the producer nor an accepted reader
+// only holds the bytes; if it reads the tensor at all, it reads the HBM copy.
 #pragma once
 #include <map>
 

@@ -30,8 +30,11 @@ bool decompose(GraphEditor& e, const Node& n) {
   }
   double lo = n.has("min") ? n.f("min", 0) : const_scalar(g, n, 1, -INFINITY);
   double hi = n.has("max") ? n.f("max", 0) : const_scalar(g, n, 2, INFINITY);
-  if (std::isfinite(lo)) y = e.add(OpKind::Max, n.name + ".min", {y, e.constant("lo", {}, {lo})});
-  if (std::isfinite(hi)) y = e.add(OpKind::Min, n.name + ".max", {y, e.constant("hi", {}, {hi})});
+  // Only the bounds that change nothing are dropped: a min of -inf, a max of +inf, or NaN (which
+  // std::max/min in `eval` and onnxruntime ignore). A min of +inf (or a max of -inf) clamps every
+  // element; it was dropped with the others (silently wrong).
+  if (!std::isnan(lo) && lo != -INFINITY) y = e.add(OpKind::Max, n.name + ".min", {y, e.constant("lo", {}, {lo})});
+  if (!std::isnan(hi) && hi != INFINITY) y = e.add(OpKind::Min, n.name + ".max", {y, e.constant("hi", {}, {hi})});
   finish(e, n, y);
   return true;
 }

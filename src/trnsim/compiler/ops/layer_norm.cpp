@@ -98,8 +98,11 @@ bool decompose(GraphEditor& e, const Node& n) {
     with_stats(e, n);
     return true;
   }
-  bool plain = shape_of(g, n.inputs[0]).size() == 2 && normalize_axis(n.i("axis", -1), 2, n.name) == 1 && n.inputs.size() == 3 &&
-               !n.inputs[2].empty() && shape_of(g, n.inputs[1]).size() == 1 && shape_of(g, n.inputs[2]).size() == 1;
+  // The library kernel reads a scale and a bias of the row's length; a broadcast one ([1]) goes
+  // through the decomposition (the kernel read a [1] scale as [cols] and failed at run time).
+  const Shape& xs = shape_of(g, n.inputs[0]);
+  const bool plain = xs.size() == 2 && normalize_axis(n.i("axis", -1), 2, n.name) == 1 && n.inputs.size() == 3 &&
+                     !n.inputs[2].empty() && shape_of(g, n.inputs[1]) == Shape{xs[1]} && shape_of(g, n.inputs[2]) == Shape{xs[1]};
   if (plain) return false;
   layernorm(e, n);
   return true;
