@@ -303,7 +303,10 @@ class CompiledModel:
             inputs = dict(zip(names, inputs))
         unknown = set(inputs) - set(names)
         if unknown:
-            raise _core.ShapeError(f"unknown inputs {sorted(unknown)}; the model takes {names}")
+            # A saved program specialised on an input's values (a Reshape's shape, Reduce axes)
+            # holds them as constants: it takes that input no more (node tests after save/load).
+            raise _core.ShapeError(f"unknown inputs {sorted(unknown)}; the model takes {names} (an input whose values "
+                                   "the program was specialised on is a constant in it: leave it out)")
         arrays = {n: np.asarray(inputs[n]) for n in names if n in inputs}
         if mode == "functional":
             missing = [n for n in names if n not in arrays]

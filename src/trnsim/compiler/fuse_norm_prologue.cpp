@@ -38,8 +38,10 @@ bool reads_rows_as_a(const Graph& g, const Node& n, const std::string& t, int64_
   if (n.op != OpKind::MatMul || n.inputs[0] != t || n.inputs[1] == t || n.i("sparse_4_16", 0) != 0) return false;
   const Shape& s = g.tensor(t).shape;
   if (s.size() < 2 || s.back() != d || s[s.size() - 2] <= 1) return false;
-  // The scale and shift fold into B (below): a constant [K, N] weight.
-  return g.is_const(n.inputs[1]) && g.tensor(n.inputs[1]).shape.size() == 2;
+  // The scale and shift fold into B (below): a constant [K, N] fp32 weight. Not quantised
+  // codes (int8, fp8: `quantize` runs first): the scaled codes were rounded back to the code
+  // type, past e4m3's 448 to NaN; nor fp16, whose range a scale > 1 can leave.
+  return g.is_const(n.inputs[1]) && g.tensor(n.inputs[1]).shape.size() == 2 && g.tensor(n.inputs[1]).type == ElemType::Float;
 }
 
 bool loaded(const Graph& g, const std::string& t) { return t.empty() || g.tensor(t).data->loaded(); }

@@ -33,12 +33,24 @@ TilePlan flat_plan(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_s
 
 }  // namespace
 
+// The rows of an operand view [..., M, N] flatten when every axis before N that is walked (size
+// > 1) steps by the row stride times the rows inside it. A size-1 axis is never walked, and
+// broadcast_view gives it stride 0: [1, 4, 32] against [1, 4, 32] was refused as not flat.
 TilePlan flat_operand_plan(const Node& n, const SView& v, int64_t rows, int64_t cols) {
-  const size_t r = v.shape.size();
-  for (size_t d = 0; d + 2 < r; ++d)
-    if (v.strides[d] != v.strides[d + 1] * v.shape[d + 1])
+  const int64_t r = static_cast<int64_t>(v.shape.size());
+  int64_t row_stride = 0;  // the innermost walked row axis's stride
+  for (int64_t d = r - 2; d >= 0; --d)
+    if (v.shape[d] > 1) {
+      row_stride = v.strides[d];
+      break;
+    }
+  int64_t expected = row_stride;
+  for (int64_t d = r - 2; d >= 0; --d) {
+    if (v.shape[d] > 1 && v.strides[d] != expected)
       throw UnsupportedError(fmt::format("unsupported: op MatMul (a flattened matmul's epilogue operand '{}' does not flatten) at node '{}'", v.tensor, n.name));
-  return flat_plan(rows, cols, r >= 2 ? v.strides[r - 2] : 0, v.strides[r - 1]);
+    expected *= v.shape[d];
+  }
+  return flat_plan(rows, cols, row_stride, r >= 1 ? v.strides[r - 1] : 0);
 }
 
 void lower_sparse_matmul(LowerCtx& ctx) {

@@ -149,6 +149,12 @@ CoreSpec read_core(YamlMap m, const DTypeSet& listed) {
   if (c.tensor.max_moving_free * 4.0 > bank_bytes)
     m.fail(m.at("tensor")["max_moving_free"], m.field("tensor.max_moving_free"),
            fmt::format("at most {} (fp32 results in one {} B PSUM bank)", bank_bytes / 4, bank_bytes));
+  // The compiler's matmul, convolution and attention lowerings tile the moving side in 512
+  // columns (NKI's limit on every Trainium); a chip file with another width compiled programs
+  // its own validator refused. Other widths are not modelled.
+  if (c.tensor.max_moving_free != 512)
+    m.fail(m.at("tensor")["max_moving_free"], m.field("tensor.max_moving_free"),
+           "512: the compiler's lowerings tile TensorE's moving side in 512 columns; other widths are not modelled");
   if (c.dma.engines * c.dma.partitions_per_engine != c.sbuf.partitions)
     dma.fail_key("partitions_per_engine",
                  fmt::format("engines x partitions_per_engine = {} partitions", c.sbuf.partitions));

@@ -54,16 +54,24 @@ nlohmann::json changes(const compiler::Graph& g) {
 nlohmann::json accuracy(const std::vector<float>& ref, const std::vector<float>& got) {
   if (ref.size() != got.size()) throw Error("convert: outputs of different sizes");
   double dot = 0, rr = 0, gg = 0, err2 = 0, emax = 0;
+  int64_t non_finite = 0;  // NaN or inf in one and not the same in the other: the sums skip them
   for (size_t i = 0; i < ref.size(); ++i) {
     const double a = ref[i], b = got[i];
+    if (!std::isfinite(a) || !std::isfinite(b)) {
+      if (!(a == b || (std::isnan(a) && std::isnan(b)))) ++non_finite;
+      continue;
+    }
     dot += a * b;
     rr += a * a;
     gg += b * b;
     err2 += (a - b) * (a - b);
     emax = std::max(emax, std::fabs(a - b));
   }
-  const double cos = rr > 0 && gg > 0 ? dot / std::sqrt(rr * gg) : (rr == gg ? 1.0 : 0.0);
-  return {{"cosine", cos}, {"max_abs_error", emax}, {"relative_l2_error", rr > 0 ? std::sqrt(err2 / rr) : std::sqrt(err2)}};
+  // A NaN where the fp32 model is finite was skipped by std::max and hid behind a finite
+  // max_abs_error; now it is counted, and the cosine is 0.
+  const double cos = non_finite > 0 ? 0.0 : rr > 0 && gg > 0 ? dot / std::sqrt(rr * gg) : (rr == gg ? 1.0 : 0.0);
+  return {{"cosine", cos}, {"max_abs_error", emax}, {"relative_l2_error", rr > 0 ? std::sqrt(err2 / rr) : std::sqrt(err2)},
+          {"non_finite_mismatches", non_finite}};
 }
 
 ConvertResult convert_model(const ConvertRequest& r, const hw::ChipSpec& chip) {
@@ -146,9 +154,12 @@ std::string convert_table(const nlohmann::json& j) {
                               j["sparsity"].get<std::string>());
   s += fmt::format("accuracy against the fp32 model on {}\n", j["inputs"].get<std::string>());
   s += fmt::format("  {:<28} {:>10} {:>14} {:>14}\n", "output", "cosine", "max_abs_error", "rel_l2_error");
-  for (const auto& [name, a] : j["accuracy"].items())
+  for (const auto& [name, a] : j["accuracy"].items()) {
     s += fmt::format("  {:<28} {:>10.6f} {:>14.6g} {:>14.6g}\n", name, a["cosine"].get<double>(), a["max_abs_error"].get<double>(),
                      a["relative_l2_error"].get<double>());
+    if (const int64_t n = a.value("non_finite_mismatches", int64_t{0}); n > 0)
+      s += fmt::format("  {:<28} {} values NaN or inf where the fp32 model's are not (or the reverse); the errors above skip them\n", "", n);
+  }
   s += fmt::format("weights  {:>12.3f} MB (fp32 {:.3f} MB): {:.1f}% of fp32\n", j["weight_bytes"].get<int64_t>() / 1e6,
                    j["fp32_weight_bytes"].get<int64_t>() / 1e6, 100 * j["weight_size_ratio"].get<double>());
   s += fmt::format("program  {:>12.3f} MB (fp32 {:.3f} MB): {:.1f}% of fp32{}\n", j["file_bytes"].get<size_t>() / 1e6,

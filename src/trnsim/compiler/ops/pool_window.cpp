@@ -46,9 +46,14 @@ PoolGeom geom(const Graph& g, const Node& n) {
 }
 
 // Output rows per band: the most whose double-buffered input band and result fit the budget.
+// Elements per partition one engine instruction takes from SBUF (isa/validate.cpp).
+constexpr int64_t kMaxFree = 65536;
+
+// Output rows per band: the most whose double-buffered input band and result fit the budget,
+// and whose window view (rows x ow x kh x kw) one reduce takes.
 int64_t band_rows(const PoolGeom& g) {
   int64_t r = g.oh;
-  while (r > 1 && 2 * (g.in_rows(r) * g.wp() + r * g.ow) * 4 > kBudgetBytes) r = (r + 1) / 2;
+  while (r > 1 && (2 * (g.in_rows(r) * g.wp() + r * g.ow) * 4 > kBudgetBytes || r * g.ow * g.kh * g.kw > kMaxFree)) r = (r + 1) / 2;
   return r;
 }
 
@@ -118,8 +123,14 @@ void lower(LowerCtx& ctx) {
       }
       const View o = out.next();
       const View res = sbuf_pattern(o, np, 0, {{g.ow, nr}, {1, g.ow}});
-      const View win = sbuf_pattern(t, np, 0, {{g.sh * wpad, nr}, {g.sw, g.ow}, {g.dh * wpad, g.kh}, {g.dw, g.kw}});
-      kb.reduce(res, win, is_max ? isa::AluOp::Max : isa::AluOp::Add, 2);
+      // One reduce per chunk of output columns when a single row's windows pass the engine's
+      // free size (a 5 x 5 window over 600 columns: 75,000 elements; refused before).
+      const int64_t cw = std::max<int64_t>(1, std::min(g.ow, kMaxFree / (nr * g.kh * g.kw)));
+      for (int64_t c0 = 0; c0 < g.ow; c0 += cw) {
+        const int64_t cn = std::min(cw, g.ow - c0);
+        const View win = sbuf_pattern(t, np, c0 * g.sw, {{g.sh * wpad, nr}, {g.sw, cn}, {g.dh * wpad, g.kh}, {g.dw, g.kw}});
+        kb.reduce(cn == g.ow ? res : sbuf_pattern(o, np, c0, {{g.ow, nr}, {1, cn}}), win, is_max ? isa::AluOp::Max : isa::AluOp::Add, 2);
+      }
       kb.store(hbm_pattern(y, (pc.planes.begin * g.oh + pc.rows.begin) * g.ow, np, g.oh * g.ow, {{g.ow, nr}, {1, g.ow}}), res,
                {.queue = kQueueStore + sq++ % kQueuesStore});
     }
