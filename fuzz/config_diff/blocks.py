@@ -266,16 +266,21 @@ def random_cases(n, seed):
     return cases
 
 
+def write(out: Path, cases, first_seed: int) -> None:
+    """Each (name, builder) as OUT/name.onnx, the k-th built with seed first_seed + k."""
+    for k, (name, fn) in enumerate(cases):
+        b = B(first_seed + k)
+        fn(b)
+        m = b.model()
+        onnx.checker.check_model(m)
+        (out / f"{name}.onnx").write_bytes(m.SerializeToString())
+
+
 def main() -> int:
     if sys.argv[1] == "--random":
         n, seed, out = int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
         out.mkdir(parents=True, exist_ok=True)
-        for k, (name, fn) in enumerate(random_cases(n, seed)):
-            b = B(seed * 10000 + k)
-            fn(b)
-            m = b.model()
-            onnx.checker.check_model(m)
-            (out / f"{name}.onnx").write_bytes(m.SerializeToString())
+        write(out, random_cases(n, seed), seed * 10000)
         print(f"{n} random models in {out}")
         return 0
     out = Path(sys.argv[1])
@@ -298,12 +303,7 @@ def main() -> int:
         cases.append((f"plain_mm_{i:02d}", lambda b, M=M, K=K, N=N, bt=bt: plain_mm(b, M, K, N, bt)))
     for i, (C, HW) in enumerate([(16, 16), (32, 12), (64, 9), (24, 20)]):
         cases.append((f"resnet_{i:02d}", lambda b, C=C, HW=HW, i=i: resnet(b, C, HW, sym=i % 2 == 1)))
-    for k, (name, fn) in enumerate(cases):
-        b = B(1000 + k)
-        fn(b)
-        m = b.model()
-        onnx.checker.check_model(m)
-        (out / f"{name}.onnx").write_bytes(m.SerializeToString())
+    write(out, cases, 1000)
     print(f"{len(cases)} models in {out}")
     return 0
 
