@@ -43,7 +43,7 @@ except ImportError as _e:  # pragma: no cover - exercised only where torch is ab
 import trnsim
 from trnsim import torch_session as _session
 from trnsim.torch_session import FallbackWarning
-from trnsim.torch_rewrites import functionalize, rewrite_attention
+from trnsim.torch_rewrites import aliased_in_place, functionalize, rewrite_attention
 from trnsim.torch_export_ops import install as install_export_ops
 from trnsim.torch_weightless import is_meta_module
 
@@ -352,7 +352,10 @@ class _CompiledGraph:
         self.opts = opts
         self.name, self.entry = _frame_name()
         rewrite_attention(gm)
-        self.mutated = functionalize(gm)
+        # In-place updates through views are not functionalised (they were lost): the graph runs
+        # eagerly, unchanged, with a FallbackWarning naming the update.
+        self.refusal = aliased_in_place(gm)
+        self.mutated = [] if self.refusal else functionalize(gm)
         self.static = _static_indices(gm, example_inputs)
         self.cache: dict[tuple, tuple[_Program, Callable] | None] = {}
         _warn_graph_breaks()
@@ -384,6 +387,10 @@ class _CompiledGraph:
     def __call__(self, *args):
         global _LAST_REPORT
         key = self._key(args)
+        if key not in self.cache and self.refusal:
+            self.cache[key] = None
+            _session.record_fallback(f"graph '{self.name}' ({len(self.gm.graph.nodes)} FX nodes)",
+                                     f"unsupported: {self.refusal}")
         if key not in self.cache:
             try:
                 self.cache[key] = self._compile(args)

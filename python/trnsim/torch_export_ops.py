@@ -4,7 +4,9 @@
 - ``aten::histc``: the expert histogram of transformers' default MoE experts ("grouped_mm"),
 - ``aten::_grouped_mm`` and ``transformers::grouped_mm_fallback``: that implementation's grouped
   matmul (Mixtral, Qwen-MoE, Qwen3-MoE; the custom op is what Dynamo sees), unknown to the
-  TorchScript exporter, and the custom op opaque to the dynamo exporter.
+  TorchScript exporter, and the custom op opaque to the dynamo exporter;
+- ``aten::floor_divide`` (``a // b``): torch's exporter truncates; this one floors (a fix, not
+  an addition: it replaces torch's symbolic for every export in the process).
 
 ``install()`` registers symbolic functions with the TorchScript exporter
 (``torch.onnx.export(..., dynamo=False)``, which trnsim.trace and torch.compile(backend="trnsim")
@@ -89,6 +91,17 @@ def _diff_symbolic(g, self, n, dim, prepend, append):
     return x
 
 
+def _floor_divide_symbolic(g, self, other):
+    """``a // b`` rounds toward -inf; torch's TorchScript exporter (opset 9 on) emits a truncating
+    Div for it (``_trunc_divide``): -5 // 3 gave -1, not -2, in onnxruntime and trnsim alike.
+    Floats: Floor(a / b). Integers: (a - Mod(a, b)) / b, with ONNX's integer Mod (fmod=0) taking
+    the divisor's sign as Python's does, so the Div is exact."""
+    from torch.onnx import symbolic_helper as sh
+    if sh._is_fp(self) or sh._is_fp(other):
+        return g.op("Floor", g.op("Div", self, other))
+    return g.op("Div", g.op("Sub", self, g.op("Mod", self, other, fmod_i=0)), other)
+
+
 def install() -> None:
     """Registers the symbolic functions and the decomposition (idempotent). The transformers op
     is registered when transformers is already imported (a model from it exists); this never
@@ -99,6 +112,7 @@ def install() -> None:
         torch.onnx.register_custom_op_symbolic("aten::diff", _diff_symbolic, _OPSET)
         torch.onnx.register_custom_op_symbolic("aten::histc", _histc_symbolic, _OPSET)
         torch.onnx.register_custom_op_symbolic("aten::_grouped_mm", _aten_grouped_mm_symbolic, _OPSET)
+        torch.onnx.register_custom_op_symbolic("aten::floor_divide", _floor_divide_symbolic, _OPSET)
     if _installed_moe or "transformers" not in sys.modules:
         return
     try:

@@ -5,13 +5,25 @@ the trnsim compiler lacks the original form:
   it) as a Gather of the key/value heads, and ``is_causal=True`` (exported through Trilu) as an
   explicit position mask;
 - ``functionalize``: in-place updates of graph inputs (a static KV cache's ``index_copy_``, its
-  length's ``add_``) as functional ops whose new values become extra outputs.
+  length's ``add_``) as functional ops whose new values become extra outputs; ``aliased_in_place``
+  says when a graph's in-place updates share memory with a view, which that rewrite cannot follow.
 """
 from __future__ import annotations
 
+import operator
+
 import torch
 
-__all__ = ["rewrite_attention", "functionalize"]
+__all__ = ["rewrite_attention", "functionalize", "aliased_in_place"]
+
+# Methods and functions whose result may share memory with their first argument.
+_VIEW_METHODS = {"view", "view_as", "reshape", "reshape_as", "t", "transpose", "permute", "expand", "expand_as",
+                 "narrow", "select", "unsqueeze", "squeeze", "flatten", "unflatten", "as_strided", "diagonal",
+                 "split", "chunk", "unbind", "movedim", "moveaxis", "swapaxes", "swapdims", "unfold", "detach",
+                 "contiguous", "__getitem__", "real", "imag", "view_as_real", "view_as_complex"}
+_VIEW_FUNCTIONS = {torch.transpose, torch.permute, torch.reshape, torch.narrow, torch.select, torch.squeeze,
+                   torch.unsqueeze, torch.flatten, torch.t, torch.split, torch.chunk, torch.unbind, torch.movedim,
+                   torch.diagonal, torch.swapaxes, torch.swapdims, torch.as_strided, torch.detach, getattr}
 
 
 def _gqa_heads(q_heads: int, rep: int) -> torch.Tensor:
@@ -62,6 +74,43 @@ def _index_copy(x: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tenso
 
 def _in_place(method: str) -> bool:
     return method.endswith("_") and not method.endswith("__")
+
+
+def _is_view(node: torch.fx.Node) -> bool:
+    if node.op == "call_method":
+        return node.target in _VIEW_METHODS
+    if node.op != "call_function":
+        return False
+    if node.target is operator.getitem:  # a tensor's slice, not an item of a tuple
+        src = node.args[0]
+        return isinstance(src, torch.fx.Node) and isinstance(src.meta.get("example_value"), torch.Tensor)
+    return node.target in _VIEW_FUNCTIONS
+
+
+def aliased_in_place(gm: torch.fx.GraphModule) -> str | None:
+    """Why ``functionalize`` cannot take this graph, or None: an in-place method whose target is
+    a view (``y[:, :2].mul_(0)``, ``y.t().add_(1)``), or whose target has a view that another
+    node reads (``v = y.view(-1); y.add_(1); v``). The rewrite redirects the later uses of the
+    updated tensor only, so the update was lost there (a silent wrong answer)."""
+    order = {n: i for i, n in enumerate(gm.graph.nodes)}
+
+    def read_after(view: torch.fx.Node, at: int) -> bool:  # the view, or a view of it, read past `at`
+        return any(order[u] > at or (_is_view(u) and read_after(u, at)) for u in view.users)
+
+    for node in gm.graph.nodes:
+        if node.op != "call_method" or not _in_place(node.target) or not node.args:
+            continue
+        target = node.args[0]
+        if not isinstance(target, torch.fx.Node):
+            continue
+        if _is_view(target):
+            return f"an in-place {node.target} on a view ({target.name}) of another tensor"
+        # A view taken after the update is redirected with the other later uses; one taken
+        # before it and read after it would keep the old value.
+        views = [u for u in target.users if order[u] < order[node] and _is_view(u) and read_after(u, order[node])]
+        if views:
+            return f"an in-place {node.target} on {target.name}, which is read after it through an earlier view ({views[0].name})"
+    return None
 
 
 def functionalize(gm: torch.fx.GraphModule) -> list[int]:
