@@ -5,8 +5,8 @@
 - ``aten::_grouped_mm`` and ``transformers::grouped_mm_fallback``: that implementation's grouped
   matmul (Mixtral, Qwen-MoE, Qwen3-MoE; the custom op is what Dynamo sees), unknown to the
   TorchScript exporter, and the custom op opaque to the dynamo exporter;
-- ``aten::floor_divide`` (``a // b``): torch's exporter truncates; this one floors (a fix, not
-  an addition: it replaces torch's symbolic for every export in the process).
+- ``aten::floor_divide`` (``a // b``) of floats: torch's exporter truncates; this one floors (a
+  fix, not an addition: it replaces torch's symbolic for every export in the process).
 
 ``install()`` registers symbolic functions with the TorchScript exporter
 (``torch.onnx.export(..., dynamo=False)``, which trnsim.trace and torch.compile(backend="trnsim")
@@ -93,13 +93,15 @@ def _diff_symbolic(g, self, n, dim, prepend, append):
 
 def _floor_divide_symbolic(g, self, other):
     """``a // b`` rounds toward -inf; torch's TorchScript exporter (opset 9 on) emits a truncating
-    Div for it (``_trunc_divide``): -5 // 3 gave -1, not -2, in onnxruntime and trnsim alike.
-    Floats: Floor(a / b). Integers: (a - Mod(a, b)) / b, with ONNX's integer Mod (fmod=0) taking
-    the divisor's sign as Python's does, so the Div is exact."""
+    Div for it (``_trunc_divide``): -5.0 // 3 gave -1, not -2, in onnxruntime and trnsim alike.
+    Floats: Floor(a / b). Integers keep torch's symbolic: shape arithmetic (transformers' MoE
+    routing) goes through it, and its Div and Cast fold to constants where a Mod would not
+    (the exported shapes became dynamic); integer operands of opposite signs still truncate."""
     from torch.onnx import symbolic_helper as sh
     if sh._is_fp(self) or sh._is_fp(other):
         return g.op("Floor", g.op("Div", self, other))
-    return g.op("Div", g.op("Sub", self, g.op("Mod", self, other, fmod_i=0)), other)
+    from torch.onnx._internal.torchscript_exporter import symbolic_opset9
+    return symbolic_opset9.floor_divide(g, self, other)
 
 
 def install() -> None:
